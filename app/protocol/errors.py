@@ -1,0 +1,91 @@
+"""The one error type of the contract: a stable machine `code`, a sentence, per-field messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class ErrorCode:
+    """Stable machine codes of PROTOCOL.md, with the HTTP status each one maps to."""
+
+    INVALID_PROMPT = "invalid_prompt"
+    INVALID_ANSWER = "invalid_answer"
+    INVALID_REPLY = "invalid_reply"
+    INVALID_REQUEST = "invalid_request"
+    NOT_MAIN_SESSION = "not_main_session"
+    PENDING_EXISTS = "pending_exists"
+    ALREADY_RESOLVED = "already_resolved"
+    NOT_FOUND = "not_found"
+    CURSOR_EXPIRED = "cursor_expired"
+    UNAUTHORIZED = "unauthorized"
+    FORBIDDEN = "forbidden"
+    PAYLOAD_TOO_LARGE = "payload_too_large"
+
+
+HTTP_STATUS: dict[str, int] = {
+    ErrorCode.INVALID_PROMPT: 422,
+    ErrorCode.INVALID_ANSWER: 422,
+    ErrorCode.INVALID_REPLY: 422,
+    ErrorCode.INVALID_REQUEST: 422,
+    ErrorCode.NOT_MAIN_SESSION: 403,
+    ErrorCode.PENDING_EXISTS: 409,
+    ErrorCode.ALREADY_RESOLVED: 409,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.CURSOR_EXPIRED: 410,
+    ErrorCode.UNAUTHORIZED: 401,
+    ErrorCode.FORBIDDEN: 403,
+    ErrorCode.PAYLOAD_TOO_LARGE: 413,
+}
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One thing wrong with one field, e.g. `questions[1].options: 2 to 4 options allowed`."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+@dataclass
+class ProtocolError(Exception):
+    """Raised by every rule of the contract; each side turns it into its own surface once."""
+
+    code: str
+    message: str
+    fields: list[FieldError] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        if not self.fields:
+            return self.message
+        return self.message + "\n" + "\n".join(f"- {f}" for f in self.fields)
+
+    @property
+    def http_status(self) -> int:
+        return HTTP_STATUS.get(self.code, 400)
+
+    def to_body(self) -> dict[str, Any]:
+        """The wire shape: `{"error": {"code", "message", "fields"?, ...}}`."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.fields:
+            error["fields"] = [{"path": f.path, "message": f.message} for f in self.fields]
+        error.update(self.extra)
+        return {"error": error}
+
+
+def format_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """Turn a pydantic location like ('questions', 1, 'options') into `questions[1].options`."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out

@@ -1,0 +1,414 @@
+"""The wire models of PROTOCOL.md: pydantic v2 at the boundary, camelCase JSON, every rule here.
+
+Request models reject unknown properties; response models ignore them, so an older device keeps
+working against a newer gateway.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    field_validator,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from . import limits
+from .text import cut, fold, is_authored_other
+
+_ID_RE = re.compile(limits.QUESTION_ID_PATTERN)
+
+PromptStatus = Literal["pending", "answered", "dismissed", "expired", "cancelled"]
+TERMINAL_STATUSES: frozenset[str] = frozenset({"answered", "dismissed", "expired", "cancelled"})
+NoAnswerReason = Literal["expired", "dismissed", "cancelled"]
+EventType = Literal["prompt.created", "prompt.resolved"]
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 UTC with milliseconds: `2026-12-02T09:48:04.123Z`."""
+    value = value.astimezone(UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+UtcTime = Annotated[datetime, PlainSerializer(format_time, return_type=str, when_used="json")]
+
+
+def _invalid(message: str, **ctx: Any) -> PydanticCustomError:
+    """A validation error whose message is final text (values may hold braces of their own)."""
+    return PydanticCustomError("invalid", message.format(**ctx))
+
+
+def _required_text(value: str, max_chars: int | None, what: str = "") -> str:
+    value = value.strip()
+    if not value:
+        raise _invalid("must not be blank")
+    if max_chars is not None and len(value) > max_chars:
+        raise _invalid("at most {max} characters, got {got}", max=max_chars, got=len(value))
+    return value
+
+
+class RequestModel(BaseModel):
+    """A request body: camelCase on the wire, unknown properties rejected."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", str_strict=True
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ResponseModel(BaseModel):
+    """A response body: camelCase on the wire, unknown properties ignored."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# ---- the prompt -------------------------------------------------------------------------------
+
+
+class Option(RequestModel):
+    """One choice. Its label is what the agent gets back when the person picks it."""
+
+    label: str
+    description: str | None = None
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, value: str) -> str:
+        value = _required_text(value, limits.MAX_LABEL_CHARS)
+        if is_authored_other(value):
+            raise _invalid(
+                'do not add an "Other" option: a free-text answer is always offered automatically'
+            )
+        return value
+
+    @field_validator("description")
+    @classmethod
+    def _description(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        value = value.strip()
+        if len(value) > limits.MAX_DESCRIPTION_CHARS:
+            raise _invalid(
+                "at most {max} characters, got {got}",
+                max=limits.MAX_DESCRIPTION_CHARS,
+                got=len(value),
+            )
+        return value
+
+    @model_serializer(mode="wrap")
+    def _drop_missing_description(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        if data.get("description") is None:
+            data.pop("description", None)
+        return data
+
+
+class Question(RequestModel):
+    """One decision, with 2–4 options; a free-text answer is always allowed besides them."""
+
+    id: str
+    header: str
+    question: str
+    options: list[Option]
+    multi_select: StrictBool = False
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, value: str) -> str:
+        if len(value) > limits.MAX_QUESTION_ID_CHARS:
+            raise _invalid(
+                "at most {max} characters, got {got}",
+                max=limits.MAX_QUESTION_ID_CHARS,
+                got=len(value),
+            )
+        if not _ID_RE.match(value):
+            raise _invalid(
+                "must be snake_case: a lowercase letter, then lowercase letters, digits or "
+                "underscores (got {got!r})",
+                got=value,
+            )
+        return value
+
+    @field_validator("header")
+    @classmethod
+    def _header(cls, value: str) -> str:
+        return cut(_required_text(value, None), limits.MAX_HEADER_CHARS)
+
+    @field_validator("question")
+    @classmethod
+    def _question(cls, value: str) -> str:
+        return _required_text(value, limits.MAX_QUESTION_CHARS)
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _option_count(cls, value: Any) -> Any:
+        if isinstance(value, list) and not (limits.MIN_OPTIONS <= len(value) <= limits.MAX_OPTIONS):
+            raise _invalid(
+                "{min} to {max} options allowed, got {got}",
+                min=limits.MIN_OPTIONS,
+                max=limits.MAX_OPTIONS,
+                got=len(value),
+            )
+        return value
+
+    @field_validator("options")
+    @classmethod
+    def _unique_labels(cls, value: list[Option]) -> list[Option]:
+        seen: dict[str, str] = {}
+        for option in value:
+            key = fold(option.label)
+            if key in seen:
+                raise _invalid(
+                    "option labels must be unique ignoring case: {a!r} and {b!r} clash",
+                    a=seen[key],
+                    b=option.label,
+                )
+            seen[key] = option.label
+        return value
+
+    def option_labels(self) -> list[str]:
+        return [option.label for option in self.options]
+
+
+def _clamp_timeout(value: Any) -> int:
+    if value is None:
+        return limits.DEFAULT_TIMEOUT_SECONDS
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _invalid("must be a number of seconds (a JSON number), got {got}", got=repr(value))
+    if not math.isfinite(value) or value != int(value):
+        raise _invalid("must be a whole number of seconds, got {got}", got=value)
+    return max(limits.MIN_TIMEOUT_SECONDS, min(limits.MAX_TIMEOUT_SECONDS, int(value)))
+
+
+class AskUserRequest(RequestModel):
+    """The arguments of the `ask_user` tool, as the model writes them."""
+
+    questions: list[Question]
+    timeout_seconds: int = Field(default=limits.DEFAULT_TIMEOUT_SECONDS)
+
+    @field_validator("questions", mode="before")
+    @classmethod
+    def _question_count(cls, value: Any) -> Any:
+        if isinstance(value, list) and not (
+            limits.MIN_QUESTIONS <= len(value) <= limits.MAX_QUESTIONS
+        ):
+            raise _invalid(
+                "{min} to {max} questions allowed, got {got}",
+                min=limits.MIN_QUESTIONS,
+                max=limits.MAX_QUESTIONS,
+                got=len(value),
+            )
+        return value
+
+    @field_validator("questions")
+    @classmethod
+    def _unique_ids(cls, value: list[Question]) -> list[Question]:
+        seen: set[str] = set()
+        for question in value:
+            if question.id in seen:
+                raise _invalid("question ids must be unique: {id!r} appears twice", id=question.id)
+            seen.add(question.id)
+        return value
+
+    @field_validator("timeout_seconds", mode="before")
+    @classmethod
+    def _timeout(cls, value: Any) -> int:
+        return _clamp_timeout(value)
+
+
+def _optional_identifier(value: str | None) -> str | None:
+    if value is None:
+        return None
+    return _required_text(value, limits.MAX_IDENTIFIER_CHARS)
+
+
+class CreatePromptRequest(AskUserRequest):
+    """`POST /v1/prompts`: the tool arguments plus where they come from."""
+
+    session_key: str
+    session_kind: str = limits.MAIN_SESSION_KIND
+    agent_id: str | None = None
+    run_id: str | None = None
+    request_id: str | None = None
+
+    @field_validator("session_key")
+    @classmethod
+    def _session_key(cls, value: str) -> str:
+        if not value.strip():
+            raise _invalid("must not be blank")
+        if len(value) > limits.MAX_SESSION_KEY_CHARS:
+            raise _invalid(
+                "{min} to {max} characters, got {got}",
+                min=limits.MIN_SESSION_KEY_CHARS,
+                max=limits.MAX_SESSION_KEY_CHARS,
+                got=len(value),
+            )
+        return value
+
+    @field_validator("agent_id", "run_id", "request_id")
+    @classmethod
+    def _identifiers(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
+# ---- device and agent requests ---------------------------------------------------------------
+
+
+class AnswerRequest(RequestModel):
+    """`POST /v1/prompts/{id}/answer`. The values are checked against the prompt by answers.py."""
+
+    answers: dict[str, Any]
+    device_id: str | None = None
+    idempotency_key: str | None = None
+
+    @field_validator("device_id", "idempotency_key")
+    @classmethod
+    def _identifiers(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
+class DismissRequest(RequestModel):
+    """`POST /v1/prompts/{id}/dismiss`."""
+
+    device_id: str | None = None
+    idempotency_key: str | None = None
+
+    @field_validator("device_id", "idempotency_key")
+    @classmethod
+    def _identifiers(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
+class ReplyRequest(RequestModel):
+    """`POST /v1/prompts/{id}/reply`: a person's plain-text reply from a channel."""
+
+    text: str = Field(max_length=limits.MAX_REPLY_CHARS)
+    device_id: str | None = None
+    idempotency_key: str | None = None
+
+    @field_validator("device_id", "idempotency_key")
+    @classmethod
+    def _identifiers(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
+class CancelRequest(RequestModel):
+    """`POST /v1/prompts/{id}/cancel`."""
+
+    reason: str | None = Field(default=None, max_length=limits.MAX_IDENTIFIER_CHARS)
+
+
+# ---- records and responses -------------------------------------------------------------------
+
+
+class ResolvedBy(ResponseModel):
+    kind: Literal["device", "agent", "system"]
+    device_id: str | None = None
+    reason: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_missing(self, handler: Any) -> dict[str, Any]:
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+
+class PromptRecord(ResponseModel):
+    """A prompt as the gateway holds it; `version` grows with every change."""
+
+    id: str
+    session_key: str
+    agent_id: str | None = None
+    run_id: str | None = None
+    questions: list[Question]
+    status: PromptStatus
+    created_at: UtcTime
+    expires_at: UtcTime
+    resolved_at: UtcTime | None = None
+    answers: dict[str, list[str]] | None = None
+    resolved_by: ResolvedBy | None = None
+    version: int = 1
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == "pending"
+
+
+class AnswersEnvelope(ResponseModel):
+    answers: dict[str, list[str]]
+
+
+class ToolResult(ResponseModel):
+    """What the agent's `ask_user` call returns: answered, or no_answer with its reason."""
+
+    status: Literal["answered", "no_answer"]
+    answers: AnswersEnvelope | None = None
+    reason: NoAnswerReason | None = None
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class PendingResult(ResponseModel):
+    """`/result?wait=` ended before the prompt did."""
+
+    status: Literal["pending"] = "pending"
+
+
+class Event(ResponseModel):
+    seq: int
+    type: EventType
+    prompt: PromptRecord
+
+
+class EventsPage(ResponseModel):
+    events: list[Event]
+    cursor: str
+    server_time: UtcTime
+
+
+class PromptList(ResponseModel):
+    prompts: list[PromptRecord]
+    cursor: str
+    server_time: UtcTime
+
+
+class RunCancelled(ResponseModel):
+    cancelled: list[str]
+
+
+class Health(ResponseModel):
+    status: Literal["ok"] = "ok"
+
+
+class FieldErrorBody(ResponseModel):
+    path: str
+    message: str
+
+
+class ErrorDetail(ResponseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    code: str
+    message: str
+    fields: list[FieldErrorBody] | None = None
+    prompt: PromptRecord | None = None
+
+
+class ErrorBody(ResponseModel):
+    """Every error: `{"error": {"code", "message", "fields"?, "prompt"?}}`."""
+
+    error: ErrorDetail

@@ -1,0 +1,98 @@
+"""Unicode-aware text helpers: trimming, cutting without splitting a character, spotting "Other"."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+ZWJ = "\u200d"
+ZWNJ = "\u200c"
+_JOINERS = {ZWJ, ZWNJ}
+_OTHER_LABEL = re.compile(r"^other\s*(?:$|[.!?…:;,/\-–—(])", re.IGNORECASE)
+
+
+def _is_extend(ch: str) -> bool:
+    """True for code points that belong to the character before them (UAX #29 'Extend'-like)."""
+    cp = ord(ch)
+    return (
+        unicodedata.category(ch) in ("Mn", "Mc", "Me")
+        or ch in _JOINERS
+        or 0xFE00 <= cp <= 0xFE0F  # variation selectors
+        or 0xE0100 <= cp <= 0xE01EF
+        or 0x1F3FB <= cp <= 0x1F3FF  # emoji skin-tone modifiers
+        or 0xE0020 <= cp <= 0xE007F  # emoji tag sequences (subdivision flags)
+    )
+
+
+def _is_regional_indicator(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
+def grapheme_clusters(text: str) -> list[str]:
+    """Split text into user-perceived characters, close enough to UAX #29 for labels.
+
+    Keeps together: a base with its combining marks, emoji ZWJ sequences, skin tones,
+    variation selectors, tag sequences, flag pairs and CR LF.
+    """
+    clusters: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 1
+        if text[i] == "\r" and j < n and text[j] == "\n":
+            j += 1
+        elif _is_regional_indicator(text[i]) and j < n and _is_regional_indicator(text[j]):
+            j += 1
+        while j < n:
+            if text[j - 1] == ZWJ:
+                j += 1  # the character joined by a ZWJ is part of the sequence
+            elif _is_extend(text[j]):
+                j += 1
+            else:
+                break
+        clusters.append(text[i:j])
+        i = j
+    return clusters
+
+
+def cut(text: str, max_chars: int) -> str:
+    """At most `max_chars` code points, never splitting a user-perceived character.
+
+    A trailing joiner (ZWJ/ZWNJ) or space left at the cut is dropped.
+    """
+    if len(text) <= max_chars:
+        return text
+    kept: list[str] = []
+    used = 0
+    for cluster in grapheme_clusters(text):
+        if used + len(cluster) > max_chars:
+            break
+        kept.append(cluster)
+        used += len(cluster)
+    if not kept:  # one character longer than the limit on its own: keep its base
+        kept = [text[:max_chars]]
+    return "".join(kept).rstrip().rstrip("".join(_JOINERS)).rstrip()
+
+
+def fold(text: str) -> str:
+    """The comparison key for labels: trimmed, case-folded, NFC-normalised."""
+    return unicodedata.normalize("NFC", text.strip()).casefold()
+
+
+def is_authored_other(label: str) -> bool:
+    """ "Other", "other…", "Other (please specify)", "Other: …" — but not "Other region"."""
+    return bool(_OTHER_LABEL.match(label.strip()))
+
+
+_RTL_BIDI = {"R", "AL"}
+_LTR_BIDI = {"L"}
+
+
+def is_rtl(text: str) -> bool:
+    """True when the first strong directional character is right-to-left (Persian, Arabic)."""
+    for ch in text:
+        bidi = unicodedata.bidirectional(ch)
+        if bidi in _RTL_BIDI:
+            return True
+        if bidi in _LTR_BIDI:
+            return False
+    return False

@@ -1,0 +1,81 @@
+"""Turn raw JSON into contract models, or into one ProtocolError that names every bad field."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from . import limits
+from .errors import ErrorCode, FieldError, ProtocolError, format_path
+from .models import CreatePromptRequest
+
+M = TypeVar("M", bound=BaseModel)
+
+_MESSAGES = {
+    "missing": "required",
+    "extra_forbidden": "unknown property: the contract does not define it",
+    "string_type": "must be a string",
+    "list_type": "must be an array",
+    "bool_type": "must be true or false",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "int_type": "must be an integer",
+    "string_too_long": "at most {max_length} characters",
+}
+
+
+def field_errors(exc: ValidationError) -> list[FieldError]:
+    """Pydantic's errors as `path: message` pairs a person can act on."""
+    out: list[FieldError] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err.get("loc", ()))
+        if loc and loc[0] == "body":  # FastAPI prefixes request bodies
+            loc = loc[1:]
+        template = _MESSAGES.get(err["type"])
+        if err["type"] == "json_invalid":
+            message = f"not valid JSON: {err.get('ctx', {}).get('error', err['msg'])}"
+        elif template is not None:
+            message = template.format(**err.get("ctx", {}) or {})
+        else:
+            message = err["msg"]
+        out.append(FieldError(format_path(loc), message))
+    return out
+
+
+def _summary(errors: list[FieldError]) -> str:
+    if len(errors) == 1:
+        return str(errors[0])
+    return f"{len(errors)} problems: " + "; ".join(str(e) for e in errors)
+
+
+def parse_model(model: type[M], data: Any, code: str = ErrorCode.INVALID_REQUEST) -> M:
+    """Validate `data` (already-decoded JSON) as `model`, raising ProtocolError on failure."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        errors = field_errors(exc)
+        raise ProtocolError(code, _summary(errors), errors) from None
+
+
+def protocol_error_from(exc: ValidationError, code: str) -> ProtocolError:
+    errors = field_errors(exc)
+    return ProtocolError(code, _summary(errors), errors)
+
+
+def validate_prompt(data: Any) -> CreatePromptRequest:
+    """All of "Validating a prompt" for `POST /v1/prompts`, the main-session rule included."""
+    request = parse_model(CreatePromptRequest, data, ErrorCode.INVALID_PROMPT)
+    ensure_main_session(request)
+    return request
+
+
+def ensure_main_session(request: CreatePromptRequest) -> None:
+    if request.session_kind != limits.MAIN_SESSION_KIND:
+        raise ProtocolError(
+            ErrorCode.NOT_MAIN_SESSION,
+            f"ask_user is only for the main session; this request comes from a "
+            f"{request.session_kind!r} session",
+            [FieldError("sessionKind", f"must be {limits.MAIN_SESSION_KIND!r}")],
+        )
