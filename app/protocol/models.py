@@ -61,7 +61,12 @@ class RequestModel(BaseModel):
     """A request body: camelCase on the wire, unknown properties rejected."""
 
     model_config = ConfigDict(
-        alias_generator=to_camel, populate_by_name=True, extra="forbid", str_strict=True
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,  # the wire names only: `session_key` is an unknown property
+        serialize_by_alias=True,
+        extra="forbid",
+        str_strict=True,
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -23,25 +23,39 @@ _MESSAGES = {
     "model_attributes_type": "must be an object",
     "int_type": "must be an integer",
     "string_too_long": "at most {max_length} characters",
+    "less_than_equal": "must be at most {le}",
+    "greater_than_equal": "must be at least {ge}",
+    "int_parsing": "must be an integer",
+    "float_parsing": "must be a number",
+    "literal_error": "must be one of {expected}",
 }
 
 
-def field_errors(exc: ValidationError) -> list[FieldError]:
-    """Pydantic's errors as `path: message` pairs a person can act on."""
+def field_errors(exc: Any) -> list[FieldError]:
+    """Pydantic's (or FastAPI's) validation errors as `path: message` pairs a person can act on."""
     out: list[FieldError] = []
-    for err in exc.errors(include_url=False):
+    for err in exc.errors():
         loc = tuple(err.get("loc", ()))
-        if loc and loc[0] == "body":  # FastAPI prefixes request bodies
+        if loc and loc[0] in ("body", "query", "path"):  # FastAPI names where the input was
             loc = loc[1:]
         template = _MESSAGES.get(err["type"])
         if err["type"] == "json_invalid":
             message = f"not valid JSON: {err.get('ctx', {}).get('error', err['msg'])}"
+        elif err["type"] == "missing" and not loc:
+            message = "a JSON body is required"
+        elif isinstance(err.get("input"), bytes):
+            message = "must be a JSON object, sent with Content-Type: application/json"
         elif template is not None:
-            message = template.format(**err.get("ctx", {}) or {})
+            message = template.format(**_plain(err.get("ctx") or {}))
         else:
             message = err["msg"]
         out.append(FieldError(format_path(loc), message))
     return out
+
+
+def _plain(ctx: dict[str, Any]) -> dict[str, Any]:
+    """`60` rather than `60.0` in messages."""
+    return {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in ctx.items()}
 
 
 def _summary(errors: list[FieldError]) -> str:

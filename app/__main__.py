@@ -1,0 +1,26 @@
+"""The command line: `python -m app [gateway|...]`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(prog="python -m app", description="Ask User")
+    commands = parser.add_subparsers(dest="command", required=True)
+    from app.gateway.cli import build_parser as gateway_parser
+
+    gateway_parser(commands.add_parser("gateway", help="run the gateway"))
+    args = parser.parse_args(argv)
+    if args.command == "gateway":
+        from app.gateway.cli import run
+
+        return run(args)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

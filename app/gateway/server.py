@@ -1,0 +1,91 @@
+"""Running the gateway: uvicorn in the foreground, or embedded in a background thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+import uvicorn
+
+from .api import create_app
+from .clock import Clock
+from .config import GatewayConfig
+
+
+def _server(config: GatewayConfig, clock: Clock | None, log_level: str) -> uvicorn.Server:
+    app = create_app(config, clock)
+    return uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level=log_level,
+            access_log=False,  # RequestLog writes one line per request, never a header
+            timeout_keep_alive=75,  # longer than the longest wait, so polls reuse connections
+            backlog=4096,
+            lifespan="on",
+        )
+    )
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(config: GatewayConfig, log_level: str = "info") -> None:
+    """Serve in the foreground until interrupted."""
+    server = _server(config, None, log_level)
+    sock = _bind(config.host, config.port)
+    server.run(sockets=[sock])
+
+
+@dataclass
+class EmbeddedGateway:
+    """A gateway on its own thread and loop: for the app's no-config mode and for tests."""
+
+    config: GatewayConfig
+    clock: Clock | None = None
+    log_level: str = "warning"
+
+    def __post_init__(self) -> None:
+        self._server = _server(self.config, self.clock, self.log_level)
+        self._sock = _bind(self.config.host, self.config.port)
+        self.port = self._sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._run, name="ask-user-gateway", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = self.config.host if ":" not in self.config.host else f"[{self.config.host}]"
+        return f"http://{host}:{self.port}"
+
+    def _run(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._sock]))
+
+    def start(self, timeout: float = 10.0) -> EmbeddedGateway:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the embedded gateway did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout)
+        self._sock.close()
+
+    def __enter__(self) -> EmbeddedGateway:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+logging.getLogger("ask_user").addHandler(logging.NullHandler())

@@ -1,0 +1,257 @@
+"""The gateway's rules: create, wait, answer, dismiss, cancel, expire. HTTP-free.
+
+Every rule of the contract comes from app.protocol; this module only decides what happens to
+the store, the event log and the waiters, and raises ProtocolError for the HTTP layer to render.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+from app.protocol import (
+    CreatePromptRequest,
+    ErrorCode,
+    PromptRecord,
+    ProtocolError,
+    ResolvedBy,
+    ToolResult,
+    canonicalize_answers,
+    format_time,
+    parse_reply,
+    tool_result,
+)
+
+from .clock import Clock, to_datetime
+from .deadlines import DeadlineTimer
+from .ids import new_prompt_id
+from .store import PromptStore
+from .waiters import Waiters
+
+
+def fingerprint(token: str) -> str:
+    """Who owns a prompt, without keeping the token itself."""
+    return hashlib.sha256(token.encode()).hexdigest()[:32]
+
+
+def _not_found(prompt_id: str) -> ProtocolError:
+    return ProtocolError(ErrorCode.NOT_FOUND, f"no prompt with id {prompt_id!r}")
+
+
+def _already_resolved(record: PromptRecord) -> ProtocolError:
+    return ProtocolError(
+        ErrorCode.ALREADY_RESOLVED,
+        f"the prompt is no longer pending: it is {record.status}",
+        extra={"prompt": record.to_wire()},
+    )
+
+
+class Gateway:
+    """The state machine of prompts: pending → exactly one terminal status, once."""
+
+    def __init__(self, store: PromptStore, clock: Clock | None = None) -> None:
+        self.store = store
+        self.clock = clock or Clock()
+        self.waiters = Waiters()
+        self.deadlines = DeadlineTimer(self.clock, self.expire_due)
+
+    # ---- life --------------------------------------------------------------------------
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> int:
+        """Expire what passed its deadline while we were down, then arm the timer."""
+        expired = self.expire_due(self.clock.now_ms())
+        self.deadlines.start(loop, self.store.pending_deadlines())
+        return expired
+
+    def stop(self) -> None:
+        self.deadlines.stop()
+
+    def server_time(self) -> str:
+        return format_time(to_datetime(self.clock.now_ms()))
+
+    # ---- agent side --------------------------------------------------------------------
+
+    def create(self, owner: str, request: CreatePromptRequest) -> tuple[PromptRecord, bool]:
+        """A new pending prompt (True), or the one this agent already made with this requestId."""
+        scope = f"create:{owner}:{request.request_id}" if request.request_id else None
+        if scope and (seen := self.store.remembered(scope)):
+            record, _ = self.store.get(seen["promptId"]) or (None, None)
+            if record is not None:
+                return self._settled(record), False
+        existing = self.store.pending_in_session(request.session_key, request.agent_id)
+        if existing is not None:
+            record = self._settled(self.store.get(existing)[0])
+            if record.is_pending:
+                raise ProtocolError(
+                    ErrorCode.PENDING_EXISTS,
+                    "this session already has a pending prompt; wait for its result or cancel "
+                    "it first",
+                    extra={"promptId": existing},
+                )
+        now = self.clock.now_ms()
+        expires = now + request.timeout_seconds * 1000
+        record = PromptRecord(
+            id=new_prompt_id(now),
+            session_key=request.session_key,
+            agent_id=request.agent_id,
+            run_id=request.run_id,
+            questions=request.questions,
+            status="pending",
+            created_at=to_datetime(now),
+            expires_at=to_datetime(expires),
+            version=1,
+        )
+        with self.store.transaction():
+            self.store.insert(record, owner, expires)
+            self.store.append_event("prompt.created", record, now)
+            if scope:
+                self.store.remember(scope, {"promptId": record.id}, now)
+        self.deadlines.add(expires, record.id)
+        self.waiters.event_appended()
+        return record, True
+
+    def owned(self, owner: str, prompt_id: str) -> PromptRecord:
+        found = self.store.get(prompt_id)
+        if found is None or found[1] != owner:
+            raise _not_found(prompt_id)  # another agent's prompt is none of this agent's business
+        return self._settled(found[0])
+
+    async def wait_result(self, owner: str, prompt_id: str, wait: float) -> ToolResult | None:
+        """The tool result once terminal; None if still pending when `wait` seconds pass."""
+        record = self.owned(owner, prompt_id)
+        if record.is_pending and await self.waiters.result_of(prompt_id, wait):
+            record = self.owned(owner, prompt_id)
+        return tool_result(record)
+
+    def cancel(self, owner: str, prompt_id: str, reason: str | None) -> PromptRecord:
+        record = self.owned(owner, prompt_id)
+        if not record.is_pending:
+            raise _already_resolved(record)
+        return self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
+
+    def cancel_run(self, owner: str, run_id: str, reason: str | None) -> list[str]:
+        cancelled = []
+        for prompt_id in self.store.pending_of_run(owner, run_id):
+            record = self._settled(self.store.get(prompt_id)[0])
+            if record.is_pending:
+                self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
+                cancelled.append(prompt_id)
+        return cancelled
+
+    # ---- device side -------------------------------------------------------------------
+
+    def get(self, prompt_id: str) -> PromptRecord:
+        found = self.store.get(prompt_id)
+        if found is None:
+            raise _not_found(prompt_id)
+        return self._settled(found[0])
+
+    def answer(
+        self,
+        prompt_id: str,
+        answers: dict[str, Any],
+        device_id: str | None,
+        idempotency_key: str | None,
+    ) -> dict[str, Any]:
+        """First answer wins; a retried idempotency key gets the original 200 body."""
+        return self._device_change(
+            prompt_id,
+            idempotency_key,
+            lambda record, scope: self._resolve(
+                record,
+                "answered",
+                ResolvedBy(kind="device", device_id=device_id),
+                answers=canonicalize_answers(record.questions, answers),
+                idempotency_scope=scope,
+            ),
+        )
+
+    def reply(
+        self, prompt_id: str, text: str, device_id: str | None, idempotency_key: str | None
+    ) -> dict[str, Any]:
+        return self._device_change(
+            prompt_id,
+            idempotency_key,
+            lambda record, scope: self._resolve(
+                record,
+                "answered",
+                ResolvedBy(kind="device", device_id=device_id),
+                answers=parse_reply(record.questions, text),
+                idempotency_scope=scope,
+            ),
+        )
+
+    def dismiss(
+        self, prompt_id: str, device_id: str | None, idempotency_key: str | None
+    ) -> dict[str, Any]:
+        return self._device_change(
+            prompt_id,
+            idempotency_key,
+            lambda record, scope: self._resolve(
+                record,
+                "dismissed",
+                ResolvedBy(kind="device", device_id=device_id),
+                idempotency_scope=scope,
+            ),
+        )
+
+    def _device_change(
+        self,
+        prompt_id: str,
+        key: str | None,
+        change: Callable[[PromptRecord, str | None], PromptRecord],
+    ) -> dict[str, Any]:
+        scope = f"device:{prompt_id}:{key}" if key else None
+        if scope and (seen := self.store.remembered(scope)) is not None:
+            return seen
+        record = self.get(prompt_id)
+        if not record.is_pending:
+            raise _already_resolved(record)
+        return change(record, scope).to_wire()
+
+    # ---- deadlines ---------------------------------------------------------------------
+
+    def expire_due(self, now_ms: int) -> int:
+        """Expire every pending prompt whose deadline has come; returns how many."""
+        count = 0
+        for prompt_id in self.store.due(now_ms):
+            record = self.store.get(prompt_id)[0]
+            self._resolve(record, "expired", ResolvedBy(kind="system", reason="expired"))
+            count += 1
+        return count
+
+    def _settled(self, record: PromptRecord) -> PromptRecord:
+        """The record as it stands now: a pending prompt past its deadline expires on sight."""
+        if record.is_pending and record.expires_at.timestamp() * 1000 <= self.clock.now_ms():
+            return self._resolve(record, "expired", ResolvedBy(kind="system", reason="expired"))
+        return record
+
+    def _resolve(
+        self,
+        record: PromptRecord,
+        status: str,
+        resolved_by: ResolvedBy,
+        answers: dict[str, list[str]] | None = None,
+        idempotency_scope: str | None = None,
+    ) -> PromptRecord:
+        """Move a pending record to its terminal status, durably, with its event and key."""
+        now = self.clock.now_ms()
+        resolved = record.model_copy(
+            update={
+                "status": status,
+                "resolved_at": to_datetime(now),
+                "resolved_by": resolved_by,
+                "answers": answers,
+                "version": record.version + 1,
+            }
+        )
+        with self.store.transaction():
+            self.store.update(resolved, now)
+            self.store.append_event("prompt.resolved", resolved, now)
+            if idempotency_scope:
+                self.store.remember(idempotency_scope, resolved.to_wire(), now)
+        self.waiters.event_appended()
+        self.waiters.prompt_resolved(record.id)
+        return resolved

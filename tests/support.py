@@ -1,0 +1,181 @@
+"""Test support: start real gateways (in a thread or a subprocess) and talk HTTP to them."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from app.gateway import EmbeddedGateway, GatewayConfig, ManualClock, Tokens
+
+AGENT_TOKEN = "agent-token-for-tests"
+OTHER_AGENT_TOKEN = "another-agent-token"
+DEVICE_TOKEN = "device-token-for-tests"
+TOKENS = Tokens(agent=(AGENT_TOKEN, OTHER_AGENT_TOKEN), device=(DEVICE_TOKEN,))
+
+
+def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01) -> Any:
+    """Poll a condition until it holds (returns its value) or the deadline passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        time.sleep(interval)
+
+
+def client(url: str, token: str | None, timeout: float = 70.0) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(base_url=url, headers=headers, timeout=timeout)
+
+
+def prompt_body(session: str = "main", **overrides: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "sessionKey": session,
+        "questions": [
+            {
+                "id": "deploy_target",
+                "header": "Target",
+                "question": "Where should this deploy?",
+                "options": [
+                    {"label": "Staging (Recommended)", "description": "Safe default"},
+                    {"label": "Production"},
+                ],
+            }
+        ],
+    }
+    body.update(overrides)
+    return body
+
+
+@dataclass
+class RunningGateway:
+    """A real gateway on 127.0.0.1 in this process, with a clock the test moves."""
+
+    data_dir: Path
+    clock: ManualClock
+    server: EmbeddedGateway
+    clients: list[httpx.Client] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def client(self, token: str | None) -> httpx.Client:
+        c = client(self.url, token)
+        self.clients.append(c)
+        return c
+
+    @property
+    def agent(self) -> httpx.Client:
+        return self._cached("_agent", AGENT_TOKEN)
+
+    @property
+    def device(self) -> httpx.Client:
+        return self._cached("_device", DEVICE_TOKEN)
+
+    def _cached(self, name: str, token: str) -> httpx.Client:
+        if name not in self.__dict__:
+            self.__dict__[name] = self.client(token)
+        return self.__dict__[name]
+
+    def create(self, **overrides: Any) -> dict[str, Any]:
+        response = self.agent.post("/v1/prompts", json=prompt_body(**overrides))
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def stop(self) -> None:
+        for c in self.clients:
+            c.close()
+        self.server.stop()
+
+    def restart(self) -> RunningGateway:
+        """Stop and start again on the same data directory and clock (a graceful restart)."""
+        self.stop()
+        return start_gateway(self.data_dir, self.clock)
+
+
+def start_gateway(
+    data_dir: Path, clock: ManualClock | None = None, **config: Any
+) -> RunningGateway:
+    clock = clock or ManualClock()
+    server = EmbeddedGateway(
+        GatewayConfig(data_dir=data_dir, tokens=TOKENS, host="127.0.0.1", port=0, **config),
+        clock=clock,
+    ).start()
+    return RunningGateway(data_dir, clock, server)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class GatewayProcess:
+    """`python -m app gateway` in a subprocess, for kill -9 and log tests."""
+
+    data_dir: Path
+    port: int = field(default_factory=free_port)
+    process: subprocess.Popen | None = None
+    log_path: Path | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> GatewayProcess:
+        env = dict(os.environ)
+        env["ASK_USER_AGENT_TOKENS"] = ",".join(TOKENS.agent)
+        env["ASK_USER_DEVICE_TOKENS"] = ",".join(TOKENS.device)
+        self.log_path = self.data_dir.parent / f"gateway-{self.port}-{time.monotonic_ns()}.log"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("w")
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "app",
+                "gateway",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(self.data_dir),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        wait_until(self._healthy, timeout=20)
+        return self
+
+    def _healthy(self) -> bool:
+        assert self.process is not None and self.process.poll() is None, self.log()
+        try:
+            return httpx.get(f"{self.url}/v1/health", timeout=1).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path and self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.kill()  # SIGKILL: no shutdown handlers run
+            self.process.wait(10)
+
+    def terminate(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
