@@ -13,11 +13,23 @@ def main(argv: list[str] | None = None) -> int:
     from app.gateway.cli import build_parser as gateway_parser
 
     gateway_parser(commands.add_parser("gateway", help="run the gateway"))
+    from app.agent.cli import build_ask_parser, build_mcp_parser
+
+    build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
+    build_mcp_parser(commands.add_parser("mcp", help="serve ask_user over MCP stdio"))
     args = parser.parse_args(argv)
     if args.command == "gateway":
         from app.gateway.cli import run
 
         return run(args)
+    if args.command == "ask":
+        from app.agent.cli import run_ask
+
+        return run_ask(args)
+    if args.command == "mcp":
+        from app.agent.cli import run_mcp
+
+        return run_mcp(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

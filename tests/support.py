@@ -179,3 +179,28 @@ class GatewayProcess:
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(10)
+
+
+def next_pending(url: str, timeout: float = 20.0) -> dict[str, Any]:
+    """What a device sees: the first pending prompt, waiting (long-poll) until there is one."""
+    device = client(url, DEVICE_TOKEN)
+    try:
+        deadline = time.monotonic() + timeout
+        snapshot = device.get("/v1/prompts").json()
+        if snapshot["prompts"]:
+            return snapshot["prompts"][-1]
+        cursor = snapshot["cursor"]
+        while time.monotonic() < deadline:
+            page = device.get("/v1/events", params={"after": cursor, "wait": 5}).json()
+            for event in page["events"]:
+                if event["type"] == "prompt.created":
+                    return event["prompt"]
+            cursor = page["cursor"]
+        raise AssertionError("no prompt arrived")
+    finally:
+        device.close()
+
+
+def device_post(url: str, prompt_id: str, action: str, body: dict | None = None) -> httpx.Response:
+    with client(url, DEVICE_TOKEN) as device:
+        return device.post(f"/v1/prompts/{prompt_id}/{action}", json=body or {})

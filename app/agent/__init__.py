@@ -1,0 +1,28 @@
+"""What agents call: `ask_user()` (sync and async), the tool definition, a CLI, an MCP server.
+
+Imports only app.protocol from the project (and httpx); never the gateway, device or UI.
+"""
+
+from .client import AskUserError, ask_user, ask_user_async
+from .tool import (
+    DESCRIPTION,
+    INPUT_SCHEMA,
+    TOOL_NAME,
+    anthropic_tool,
+    mcp_tool,
+    openai_tool,
+    should_offer_tool,
+)
+
+__all__ = [
+    "DESCRIPTION",
+    "INPUT_SCHEMA",
+    "TOOL_NAME",
+    "AskUserError",
+    "anthropic_tool",
+    "ask_user",
+    "ask_user_async",
+    "mcp_tool",
+    "openai_tool",
+    "should_offer_tool",
+]

@@ -1,0 +1,137 @@
+"""`python -m app ask` (one prompt from a shell) and `python -m app mcp` (the MCP server).
+
+`ask` prints the tool result JSON; exit 0 answered, 2 no_answer, 1 error, 130 on Ctrl-C (after
+cancelling the prompt at the gateway).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+EXIT_ANSWERED, EXIT_ERROR, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def add_connection_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--gateway-url", help="default: $ASK_USER_GATEWAY_URL or http://127.0.0.1:8765"
+    )
+    parser.add_argument("--token", help="agent token (default: $ASK_USER_AGENT_TOKEN)")
+    parser.add_argument(
+        "--session-key",
+        default=None,
+        help="the conversation (default: $ASK_USER_SESSION_KEY or 'main')",
+    )
+    parser.add_argument("--agent-id")
+    parser.add_argument("--run-id")
+
+
+def build_ask_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.description = (
+        "Ask the user and print the tool result JSON. The prompt is the tool's arguments "
+        '({"questions": [...], "timeoutSeconds": N}) from --file, from stdin, or one quick '
+        "question from --question/--option."
+    )
+    parser.add_argument("--file", help="a JSON file with the tool arguments ('-' for stdin)")
+    parser.add_argument("--question", help="one quick question")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        help="an option of the quick question (2-4; repeat the flag)",
+    )
+    parser.add_argument("--header", help="short label of the quick question (default: Question)")
+    parser.add_argument("--id", default="answer", help="answer key of the quick question")
+    parser.add_argument("--multi", action="store_true", help="allow several options")
+    parser.add_argument("--timeout", type=int, help="seconds (30-3600, default 900)")
+    add_connection_flags(parser)
+    return parser
+
+
+def _prompt_from(args: argparse.Namespace) -> dict[str, Any]:
+    if args.question:
+        return {
+            "questions": [
+                {
+                    "id": args.id,
+                    "header": args.header or "Question",
+                    "question": args.question,
+                    "options": [{"label": label} for label in args.option],
+                    "multiSelect": args.multi,
+                }
+            ]
+        }
+    if args.file and args.file != "-":
+        with open(args.file, encoding="utf-8") as f:
+            text = f.read()
+    elif args.file == "-" or not sys.stdin.isatty():
+        text = sys.stdin.read()
+    else:
+        raise ValueError("give --file prompt.json, JSON on stdin, or --question with --option")
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("the prompt must be a JSON object with a 'questions' array")
+    return data
+
+
+def run_ask(args: argparse.Namespace) -> int:
+    from .client import AskUserError, ask_user
+
+    try:
+        prompt = _prompt_from(args)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    known = {"questions", "timeoutSeconds", "sessionKey", "agentId", "runId"}
+    if unknown := set(prompt) - known:
+        print(f"error: unknown properties: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return EXIT_ERROR
+    try:
+        result = ask_user(
+            prompt.get("questions", []),
+            timeout_seconds=args.timeout
+            if args.timeout is not None
+            else prompt.get("timeoutSeconds"),
+            session_key=args.session_key
+            or prompt.get("sessionKey")
+            or os.environ.get("ASK_USER_SESSION_KEY")
+            or "main",
+            agent_id=args.agent_id or prompt.get("agentId"),
+            run_id=args.run_id or prompt.get("runId"),
+            gateway_url=args.gateway_url,
+            token=args.token,
+        )
+    except AskUserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted: the prompt was cancelled at the gateway", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    print(json.dumps(result, ensure_ascii=False))
+    return EXIT_ANSWERED if result["status"] == "answered" else EXIT_NO_ANSWER
+
+
+def build_mcp_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.description = "Serve the ask_user tool over MCP on stdio."
+    add_connection_flags(parser)
+    return parser
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    import anyio
+
+    from .mcp_server import serve_stdio
+
+    options = {
+        "gateway_url": args.gateway_url,
+        "token": args.token,
+        "agent_id": args.agent_id,
+        "run_id": args.run_id,
+    }
+    if args.session_key:
+        options["session_key"] = args.session_key
+    anyio.run(lambda: serve_stdio(**options))
+    return 0

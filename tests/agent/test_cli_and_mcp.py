@@ -1,0 +1,161 @@
+"""The shell command and the MCP server, as separate processes against a real gateway."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, client, device_post, next_pending
+
+
+def _env(gateway) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env.update(ASK_USER_GATEWAY_URL=gateway.url, ASK_USER_AGENT_TOKEN=AGENT_TOKEN)
+    return env
+
+
+def _ask(gateway, *args, stdin=None) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "app", "ask", *args],
+        env=_env(gateway),
+        text=True,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def test_quick_question_answered_exit_0(gateway):
+    process = _ask(
+        gateway,
+        "--question",
+        "Which database?",
+        "--header",
+        "DB",
+        "--id",
+        "db",
+        "--option",
+        "Postgres (Recommended)",
+        "--option",
+        "SQLite",
+    )
+    prompt = next_pending(gateway.url)
+    assert prompt["questions"][0]["header"] == "DB"
+    device_post(gateway.url, prompt["id"], "answer", {"answers": {"db": ["sqlite"]}})
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert json.loads(out) == {"status": "answered", "answers": {"answers": {"db": ["SQLite"]}}}
+
+
+def test_file_on_stdin_dismissed_exit_2(gateway, tmp_path):
+    prompt_json = json.dumps(
+        {
+            "questions": [
+                {
+                    "id": "features",
+                    "header": "Features",
+                    "question": "Which?",
+                    "multiSelect": True,
+                    "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}],
+                }
+            ],
+            "timeoutSeconds": 120,
+        }
+    )
+    process = _ask(gateway, stdin=True)
+    process.stdin.write(prompt_json)
+    process.stdin.close()
+    prompt = next_pending(gateway.url)
+    assert prompt["questions"][0]["multiSelect"] is True
+    device_post(gateway.url, prompt["id"], "dismiss")
+    out = process.stdout.read()
+    assert process.wait(30) == 2
+    assert json.loads(out) == {"status": "no_answer", "reason": "dismissed"}
+
+
+def test_file_flag_and_invalid_prompt_exit_1(gateway, tmp_path):
+    path = tmp_path / "prompt.json"
+    path.write_text(
+        json.dumps(
+            {
+                "questions": [
+                    {
+                        "id": "x",
+                        "header": "X",
+                        "question": "Q?",
+                        "options": [{"label": "Other"}, {"label": "B"}],
+                    }
+                ]
+            }
+        )
+    )
+    process = _ask(gateway, "--file", str(path))
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 1 and out == ""
+    assert "questions[0].options[0].label" in err and "automatically" in err
+
+
+def test_ctrl_c_cancels_the_prompt(gateway):
+    process = _ask(gateway, "--question", "Go?", "--option", "Yes", "--option", "No")
+    prompt = next_pending(gateway.url)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert "cancelled" in err
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        record = device.get(f"/v1/prompts/{prompt['id']}").json()
+    assert record["status"] == "cancelled"
+    assert record["resolvedBy"]["reason"] == "run-abort"
+
+
+def test_mcp_client_calls_ask_user_and_gets_the_devices_answer(gateway):
+    async def scenario():
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "app", "mcp", "--session-key", "mcp-chat"],
+            env=_env(gateway),
+        )
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            assert [t.name for t in tools] == ["ask_user"]
+            assert tools[0].input_schema["additionalProperties"] is False
+            call = asyncio.create_task(
+                session.call_tool(
+                    "ask_user",
+                    {
+                        "questions": [
+                            {
+                                "id": "color",
+                                "header": "Color",
+                                "question": "Which theme?",
+                                "options": [{"label": "Dark (Recommended)"}, {"label": "Light"}],
+                            }
+                        ],
+                    },
+                )
+            )
+            prompt = await asyncio.to_thread(next_pending, gateway.url)
+            assert prompt["sessionKey"] == "mcp-chat"
+            await asyncio.to_thread(
+                device_post, gateway.url, prompt["id"], "answer", {"answers": {"color": ["Light"]}}
+            )
+            result = await call
+            invalid = await session.call_tool("ask_user", {"questions": []})
+            return result, invalid
+
+    result, invalid = asyncio.run(scenario())
+    assert result.is_error is not True
+    assert json.loads(result.content[0].text) == {
+        "status": "answered",
+        "answers": {"answers": {"color": ["Light"]}},
+    }
+    assert invalid.is_error is True
+    assert "1 to 3 questions allowed" in invalid.content[0].text

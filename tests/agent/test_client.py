@@ -1,0 +1,180 @@
+"""ask_user() against a real gateway, with a device answering over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from app.agent import AskUserError, ask_user, ask_user_async
+from tests.support import (
+    AGENT_TOKEN,
+    DEVICE_TOKEN,
+    GatewayProcess,
+    client,
+    device_post,
+    next_pending,
+)
+
+QUESTIONS = [
+    {
+        "id": "deploy_target",
+        "header": "Target",
+        "question": "Where should this deploy?",
+        "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}],
+    }
+]
+
+
+@pytest.fixture
+def pool():
+    with ThreadPoolExecutor(2) as executor:
+        yield executor
+
+
+def _ask(gateway, **kw):
+    return ask_user(QUESTIONS, session_key="main", gateway_url=gateway.url, token=AGENT_TOKEN, **kw)
+
+
+def test_answered(gateway, pool):
+    asked = pool.submit(_ask, gateway, run_id="run_1", agent_id="bot")
+    prompt = next_pending(gateway.url)
+    assert prompt["runId"] == "run_1" and prompt["agentId"] == "bot"
+    assert (
+        device_post(
+            gateway.url, prompt["id"], "answer", {"answers": {"deploy_target": ["production"]}}
+        ).status_code
+        == 200
+    )
+    assert asked.result(timeout=20) == {
+        "status": "answered",
+        "answers": {"answers": {"deploy_target": ["Production"]}},
+    }
+
+
+@pytest.mark.parametrize("how", ["expired", "dismissed", "cancelled"])
+def test_no_answer(gateway, pool, how):
+    asked = pool.submit(_ask, gateway, timeout_seconds=30, run_id="run_9")
+    prompt = next_pending(gateway.url)
+    if how == "expired":
+        gateway.clock.advance(30)
+    elif how == "dismissed":
+        device_post(gateway.url, prompt["id"], "dismiss")
+    else:
+        with client(gateway.url, AGENT_TOKEN) as agent:
+            assert agent.post("/v1/runs/run_9/cancel").json() == {"cancelled": [prompt["id"]]}
+    assert asked.result(timeout=20) == {"status": "no_answer", "reason": how}
+
+
+def test_cancelling_the_wait_cancels_the_prompt(gateway):
+    async def scenario():
+        task = asyncio.create_task(
+            ask_user_async(
+                QUESTIONS, session_key="main", gateway_url=gateway.url, token=AGENT_TOKEN
+            )
+        )
+        prompt = await asyncio.to_thread(next_pending, gateway.url)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return prompt
+
+    prompt = asyncio.run(scenario())
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        record = device.get(f"/v1/prompts/{prompt['id']}").json()
+    assert record["status"] == "cancelled"
+    assert record["resolvedBy"] == {"kind": "agent", "reason": "run-abort"}
+
+
+def test_abort_event_cancels_the_prompt_and_returns_no_answer(gateway, pool):
+    abort = threading.Event()
+    asked = pool.submit(_ask, gateway, abort=abort)
+    prompt = next_pending(gateway.url)
+    abort.set()
+    assert asked.result(timeout=20) == {"status": "no_answer", "reason": "cancelled"}
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        assert device.get(f"/v1/prompts/{prompt['id']}").json()["status"] == "cancelled"
+
+
+def test_rides_out_a_gateway_restart(tmp_path, pool):
+    gateway = GatewayProcess(tmp_path / "data").start()
+    try:
+        asked = pool.submit(_ask, gateway)
+        prompt = next_pending(gateway.url)
+        gateway.kill()  # kill -9 in the middle of the agent's wait
+        gateway.start()
+        assert device_post(
+            gateway.url,
+            prompt["id"],
+            "answer",
+            {"answers": {"deploy_target": ["Staging (Recommended)"]}},
+        ).is_success
+        assert asked.result(timeout=30)["answers"]["answers"] == {
+            "deploy_target": ["Staging (Recommended)"]
+        }
+    finally:
+        gateway.kill()
+
+
+def test_local_validation_error_makes_no_request():
+    connections: list[object] = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.settimeout(0.5)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        bad = [dict(QUESTIONS[0], options=[{"label": "Only"}], id="Bad Id")]
+        with pytest.raises(AskUserError) as info:
+            ask_user(bad, session_key="main", gateway_url=url, token=AGENT_TOKEN)
+        try:
+            connections.append(listener.accept())
+        except TimeoutError:
+            pass
+    assert connections == []
+    assert info.value.code == "invalid_prompt"
+    paths = {f.path for f in info.value.fields}
+    assert paths == {"questions[0].options", "questions[0].id"}
+    assert "questions[0].options: 2 to 4 options allowed, got 1" in str(info.value)
+
+
+def test_gateway_refusal_is_an_error(gateway, pool):
+    asked = pool.submit(_ask, gateway)
+    next_pending(gateway.url)
+    with pytest.raises(AskUserError) as info:
+        _ask(gateway)  # the same session already has a pending prompt
+    assert info.value.code == "pending_exists"
+    asked.cancel()
+    gateway.clock.advance(900)
+    assert asked.result(timeout=20)["status"] == "no_answer"
+
+
+def test_unreachable_gateway_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr("app.agent.client.CREATE_RETRY_SECONDS", 0.5)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(AskUserError) as info:
+        ask_user(
+            QUESTIONS, session_key="main", gateway_url=f"http://127.0.0.1:{port}", token=AGENT_TOKEN
+        )
+    assert info.value.code == "gateway_unreachable"
+
+
+def test_wrong_token_is_a_clear_error(gateway):
+    with pytest.raises(AskUserError) as info:
+        ask_user(QUESTIONS, session_key="main", gateway_url=gateway.url, token=DEVICE_TOKEN)
+    assert info.value.code == "forbidden"
+
+
+def test_called_from_inside_an_event_loop(gateway, pool):
+    asked = pool.submit(lambda: asyncio.run(_in_loop(gateway)))
+    prompt = next_pending(gateway.url)
+    device_post(gateway.url, prompt["id"], "dismiss")
+    assert asked.result(timeout=20) == {"status": "no_answer", "reason": "dismissed"}
+
+
+async def _in_loop(gateway):
+    return _ask(gateway)  # a blocking call made while a loop runs in this thread
