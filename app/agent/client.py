@@ -7,6 +7,7 @@ prompt at the gateway (reason `run-abort`) before returning or raising.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -211,10 +212,8 @@ async def _wait(
 
 async def _cancel(http: httpx.AsyncClient, prompt_id: str) -> None:
     """Best effort: the run stopped, so its question goes too."""
-    try:
+    with contextlib.suppress(httpx.HTTPError):
         await http.post(f"/v1/prompts/{prompt_id}/cancel", json={"reason": RUN_ABORT}, timeout=5)
-    except httpx.HTTPError:
-        pass
 
 
 def ask_user(
