@@ -100,17 +100,18 @@ class RunningGateway:
         self.server.stop()
 
     def restart(self) -> RunningGateway:
-        """Stop and start again on the same data directory and clock (a graceful restart)."""
+        """Stop and start again on the same port, data directory and clock."""
+        port = self.server.port
         self.stop()
-        return start_gateway(self.data_dir, self.clock)
+        return start_gateway(self.data_dir, self.clock, port=port)
 
 
 def start_gateway(
-    data_dir: Path, clock: ManualClock | None = None, **config: Any
+    data_dir: Path, clock: ManualClock | None = None, port: int = 0, **config: Any
 ) -> RunningGateway:
     clock = clock or ManualClock()
     server = EmbeddedGateway(
-        GatewayConfig(data_dir=data_dir, tokens=TOKENS, host="127.0.0.1", port=0, **config),
+        GatewayConfig(data_dir=data_dir, tokens=TOKENS, host="127.0.0.1", port=port, **config),
         clock=clock,
     ).start()
     return RunningGateway(data_dir, clock, server)

@@ -268,3 +268,11 @@ def test_openapi_describes_every_route(gateway):
     assert set(create["responses"]) >= {"200", "201", "401", "403", "409", "413", "422"}
     schema = spec["components"]["schemas"]["CreatePromptRequest"]
     assert "sessionKey" in schema["properties"] and schema["additionalProperties"] is False
+
+
+def test_ids_sort_in_creation_order_even_within_one_millisecond():
+    from app.gateway.ids import new_prompt_id
+
+    ids = [new_prompt_id(1_000) for _ in range(100)]
+    assert ids == sorted(ids) and len(set(ids)) == 100
+    assert new_prompt_id(999) > ids[-1]  # a clock that steps back does not reorder

@@ -1,0 +1,35 @@
+"""The app's logic without widgets: gateway client, local store, sync loop, display state.
+
+Imports only app.protocol from the project; testable in pure Python.
+"""
+
+from .client import (
+    AlreadyResolved,
+    CursorExpired,
+    GatewayClient,
+    GatewayError,
+    NotFound,
+    Unauthorized,
+)
+from .paths import app_data_dir
+from .state import Connection, ConnectionState, DisplayStatus, ServerClock, TimelineItem
+from .store import LocalStore
+from .sync import DeviceCore, Settings
+
+__all__ = [
+    "AlreadyResolved",
+    "Connection",
+    "ConnectionState",
+    "CursorExpired",
+    "DeviceCore",
+    "DisplayStatus",
+    "GatewayClient",
+    "GatewayError",
+    "LocalStore",
+    "NotFound",
+    "ServerClock",
+    "Settings",
+    "TimelineItem",
+    "Unauthorized",
+    "app_data_dir",
+]

@@ -1,0 +1,313 @@
+"""The sync loop: keep the local store in step with the gateway, and deliver the outbox.
+
+One poller (snapshot, then long-poll events from the cursor; 410 → re-sync) and one sender
+(outbox entries, retried until a 200 or a 409 settles them) run on the app's event loop.
+Network errors back off exponentially with jitter (0.5 s to 30 s) and reset on success.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import httpx
+
+from app.protocol import (
+    ErrorCode,
+    ProtocolError,
+    canonicalize_answers,
+    limits,
+)
+
+from .client import (
+    AlreadyResolved,
+    CursorExpired,
+    GatewayClient,
+    GatewayError,
+    NotFound,
+    Unauthorized,
+)
+from .state import (
+    Connection,
+    ConnectionState,
+    DisplayStatus,
+    ServerClock,
+    TimelineItem,
+    display_status,
+)
+from .store import LocalStore
+
+log = logging.getLogger("ask_user.device")
+
+BACKOFF_START = 0.5
+BACKOFF_CAP = 30.0
+POLL_WAIT = limits.DEFAULT_EVENTS_WAIT_SECONDS
+
+
+@dataclass(frozen=True)
+class Settings:
+    gateway_url: str = ""
+    token: str = ""
+    device_name: str = ""
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.gateway_url and self.token)
+
+
+class Backoff:
+    """Exponential with full jitter between half and all of the step; reset on success."""
+
+    def __init__(self, start: float = BACKOFF_START, cap: float = BACKOFF_CAP) -> None:
+        self.start, self.cap, self.attempt = start, cap, 0
+
+    def next_delay(self) -> float:
+        step = min(self.cap, self.start * 2**self.attempt)
+        self.attempt += 1
+        return random.uniform(step / 2, step)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+class DeviceCore:
+    """The app without its widgets: store + sync + outbox, one observable state for the UI."""
+
+    def __init__(
+        self, store: LocalStore, *, poll_wait: float = POLL_WAIT, clock: ServerClock | None = None
+    ) -> None:
+        self.store = store
+        self.device_id = store.device_id
+        self.clock = clock or ServerClock(offset_ms=int(store.get_meta("clock_offset_ms", "0")))
+        self.poll_wait = poll_wait
+        self.connection = ConnectionState(Connection.CONNECTING)
+        self._listeners: list[Callable[[], None]] = []
+        self._client: GatewayClient | None = None
+        self._tasks: list[asyncio.Task] = []
+        self._outbox_ready = asyncio.Event()
+        self._settings_changed = asyncio.Event()
+        self.settings = Settings(**(store.get_json("settings") or {}))
+
+    # ---- observing ---------------------------------------------------------------------
+
+    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _changed(self) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener()
+            except Exception:  # a broken view must not stop the sync loop
+                log.exception("timeline listener failed")
+
+    def _set_connection(
+        self, kind: Connection, next_try: float | None = None, detail: str = ""
+    ) -> None:
+        state = ConnectionState(kind, next_try, detail)
+        if state != self.connection:
+            self.connection = state
+            self._changed()
+
+    def timeline(
+        self, session_key: str | None = None, limit: int = 50, before: str | None = None
+    ) -> list[TimelineItem]:
+        """A page of the timeline, oldest first, each item with its display status now."""
+        return [
+            display_status(p, self.device_id, self.clock)
+            for p in self.store.page(session_key=session_key, limit=limit, before=before)
+        ]
+
+    def item(self, prompt_id: str) -> TimelineItem | None:
+        stored = self.store.get(prompt_id)
+        return display_status(stored, self.device_id, self.clock) if stored else None
+
+    # ---- what the person does ----------------------------------------------------------
+
+    def answer(self, prompt_id: str, answers: dict[str, list[str]]) -> TimelineItem:
+        """Validate, then keep the answer in the outbox before it goes anywhere."""
+        item = self._open_item(prompt_id)
+        canonical = canonicalize_answers(item.record.questions, answers)
+        self.store.enqueue(prompt_id, "answer", canonical)
+        return self._queued(prompt_id)
+
+    def dismiss(self, prompt_id: str) -> TimelineItem:
+        self._open_item(prompt_id)
+        self.store.enqueue(prompt_id, "dismiss", None)
+        return self._queued(prompt_id)
+
+    def clear_history(self, session_key: str | None = None) -> int:
+        removed = self.store.clear_history(session_key)
+        self._changed()
+        return removed
+
+    def _open_item(self, prompt_id: str) -> TimelineItem:
+        item = self.item(prompt_id)
+        if item is None or item.status != DisplayStatus.PENDING:
+            status = item.status.value if item else "unknown"
+            raise ProtocolError(
+                ErrorCode.ALREADY_RESOLVED, f"this prompt no longer takes answers ({status})"
+            )
+        return item
+
+    def _queued(self, prompt_id: str) -> TimelineItem:
+        self._outbox_ready.set()
+        self._changed()
+        item = self.item(prompt_id)
+        assert item is not None
+        return item
+
+    # ---- settings ----------------------------------------------------------------------
+
+    def configure(self, settings: Settings) -> None:
+        """New gateway URL / token / name: saved, and the loop reconnects with them."""
+        self.settings = settings
+        self.store.set_json("settings", settings.__dict__)
+        self._settings_changed.set()
+        self._changed()
+
+    # ---- running -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._run(), name="ask-user-sync")]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        await self._close_client()
+
+    async def _close_client(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _run(self) -> None:
+        """Per settings: connect, sync and send until the settings change."""
+        while True:
+            self._settings_changed.clear()
+            if not self.settings.configured:
+                self._set_connection(Connection.UNCONFIGURED)
+                await self._settings_changed.wait()
+                continue
+            self._client = GatewayClient(self.settings.gateway_url, self.settings.token)
+            workers = [
+                asyncio.create_task(self._poll(self._client)),
+                asyncio.create_task(self._send(self._client)),
+            ]
+            changed = asyncio.create_task(self._settings_changed.wait())
+            try:
+                await asyncio.wait([*workers, changed], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in [*workers, changed]:
+                    task.cancel()
+                for task in workers:
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
+                await self._close_client()
+
+    async def _poll(self, client: GatewayClient) -> None:
+        backoff = Backoff()
+        needs_resync = self.store.cursor is None
+        self._set_connection(Connection.CONNECTING)
+        while True:
+            try:
+                if needs_resync:
+                    await self._resync(client)
+                    needs_resync = False
+                connected = self.connection.kind == Connection.CONNECTED
+                # The first poll after (re)connecting returns at once, so the state shows it.
+                page = await client.events(
+                    self.store.cursor, wait=self.poll_wait if connected else 0
+                )
+                self._observe_time(page.server_time.timestamp())
+                changed = self.store.apply_many([e.prompt for e in page.events], page.cursor)
+                backoff.reset()
+                self._set_connection(Connection.CONNECTED)
+                if changed:
+                    self._changed()
+            except CursorExpired:
+                needs_resync = True
+            except Unauthorized as exc:
+                self._set_connection(Connection.UNAUTHORIZED, detail=exc.message)
+                await asyncio.Event().wait()  # until the settings change (this task is cancelled)
+            except (httpx.TransportError, GatewayError) as exc:
+                if isinstance(exc, GatewayError) and exc.status == 422:
+                    needs_resync = True  # a cursor this gateway does not know: start again
+                    continue
+                delay = backoff.next_delay()
+                log.info("gateway unreachable (%s); next try in %.1fs", exc, delay)
+                self._set_connection(
+                    Connection.RECONNECTING, time.monotonic() + delay, detail=str(exc)
+                )
+                await asyncio.sleep(delay)
+
+    async def _resync(self, client: GatewayClient) -> None:
+        """Pending prompts from the gateway, and the fate of ones we held as pending."""
+        snapshot = await client.pending()
+        self._observe_time(snapshot.server_time_ms / 1000)
+        fresh = {p.id for p in snapshot.prompts}
+        self.store.apply_many(snapshot.prompts)
+        for prompt_id in self.store.pending_ids():
+            if prompt_id in fresh:
+                continue
+            try:
+                self.store.apply(await client.prompt(prompt_id))
+            except NotFound:
+                self.store.mark_gone(prompt_id)
+        self.store.set_meta("cursor", snapshot.cursor)
+        self._changed()
+
+    def _observe_time(self, server_seconds: float) -> None:
+        self.clock.observe(int(server_seconds * 1000))
+        self.store.set_meta("clock_offset_ms", str(self.clock.offset_ms))
+
+    async def _send(self, client: GatewayClient) -> None:
+        backoff = Backoff()
+        while True:
+            self._outbox_ready.clear()
+            entries = self.store.outbox()
+            if not entries:
+                await self._outbox_ready.wait()
+                continue
+            for entry in entries:
+                try:
+                    if entry.kind == "answer":
+                        record = await client.answer(
+                            entry.prompt_id, entry.answers or {}, self.device_id, entry.key
+                        )
+                    else:
+                        record = await client.dismiss(entry.prompt_id, self.device_id, entry.key)
+                    self.store.acknowledge(entry.key, record)
+                except AlreadyResolved as exc:
+                    self.store.acknowledge(entry.key, exc.record)
+                except NotFound:
+                    self.store.acknowledge(entry.key, None)
+                    self.store.mark_gone(entry.prompt_id)
+                except Unauthorized as exc:
+                    self._set_connection(Connection.UNAUTHORIZED, detail=exc.message)
+                    await asyncio.Event().wait()
+                except GatewayError as exc:
+                    if exc.status >= 500:
+                        raise _Retry from exc
+                    # The gateway refused it for good (e.g. 422): the card opens again.
+                    log.warning("gateway refused %s for %s: %s", entry.kind, entry.prompt_id, exc)
+                    self.store.acknowledge(entry.key, None, keep_local=False)
+                except (httpx.TransportError, _Retry):
+                    await asyncio.sleep(backoff.next_delay())
+                    break
+                else:
+                    backoff.reset()
+                self._changed()
+
+
+class _Retry(Exception):
+    """A 5xx: try again later, like a network error."""

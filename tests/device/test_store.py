@@ -1,0 +1,160 @@
+"""The local store and the display state, in pure Python."""
+
+from __future__ import annotations
+
+from app.device import DisplayStatus, LocalStore, ServerClock
+from app.device.state import display_status
+from app.protocol import PromptRecord
+
+BASE = {
+    "sessionKey": "main",
+    "questions": [
+        {
+            "id": "q",
+            "header": "Q",
+            "question": "Which?",
+            "options": [{"label": "A"}, {"label": "B"}],
+        }
+    ],
+    "createdAt": "2026-12-02T10:00:00.000Z",
+    "expiresAt": "2026-12-02T10:15:00.000Z",
+}
+
+
+def record(id_="pr_1", version=1, status="pending", **kw) -> PromptRecord:
+    return PromptRecord.model_validate(
+        {**BASE, "id": id_, "version": version, "status": status, **kw}
+    )
+
+
+def test_apply_keeps_the_newest_version_whatever_the_order(tmp_path):
+    store = LocalStore(tmp_path / "s.db")
+    assert store.apply(record(version=1))
+    assert store.apply(record(version=3, status="dismissed"))
+    assert not store.apply(record(version=2, status="answered", answers={"q": ["A"]}))
+    assert not store.apply(record(version=3, status="dismissed"))  # a duplicate is harmless
+    assert store.get("pr_1").record.status == "dismissed"
+
+
+def test_device_id_is_made_once_and_kept(tmp_path):
+    first = LocalStore(tmp_path / "s.db").device_id
+    assert first.startswith("dev_")
+    assert LocalStore(tmp_path / "s.db").device_id == first
+
+
+def test_outbox_survives_a_restart_and_shows_sending(tmp_path):
+    store = LocalStore(tmp_path / "s.db")
+    store.apply(record())
+    key = store.enqueue("pr_1", "answer", {"q": ["A"]})
+    store.close()
+    again = LocalStore(tmp_path / "s.db")
+    assert [(e.key, e.kind, e.answers) for e in again.outbox()] == [(key, "answer", {"q": ["A"]})]
+    clock = ServerClock(wall=lambda: _ts("2026-12-02T10:01:00Z"))
+    item = display_status(again.get("pr_1"), again.device_id, clock)
+    assert item.status == DisplayStatus.SENDING and item.answers == {"q": ["A"]}
+
+
+def _ts(text: str) -> float:
+    from datetime import datetime
+
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def test_display_statuses(tmp_path):
+    store = LocalStore(tmp_path / "s.db")
+    me = store.device_id
+    clock = ServerClock(wall=lambda: _ts("2026-12-02T10:05:00Z"))
+
+    def status_of(rec, gone=False):
+        store.apply(rec)
+        if gone:
+            store.mark_gone(rec.id)
+        return display_status(store.get(rec.id), me, clock)
+
+    pending = status_of(record("p1"))
+    assert pending.status == DisplayStatus.PENDING and pending.seconds_left == 600
+    assert (
+        status_of(
+            record(
+                "p2",
+                2,
+                "answered",
+                answers={"q": ["A"]},
+                resolvedBy={"kind": "device", "deviceId": me},
+            )
+        ).status
+        == "answered"
+    )
+    assert status_of(
+        record(
+            "p3",
+            2,
+            "answered",
+            answers={"q": ["B"]},
+            resolvedBy={"kind": "device", "deviceId": "other"},
+        )
+    ).status == (DisplayStatus.ANSWERED_ELSEWHERE)
+    for s in ("dismissed", "expired", "cancelled"):
+        assert status_of(record(f"x{s}", 2, s)).status == s
+    assert status_of(record("p4"), gone=True).status == DisplayStatus.UNAVAILABLE
+    late = ServerClock(wall=lambda: _ts("2026-12-02T10:15:00Z"))
+    assert display_status(store.get("p1"), me, late).status == DisplayStatus.EXPIRED
+
+
+def test_server_clock_ignores_a_wrong_wall_clock():
+    mono = [100.0]
+    for skew in (-3600, 0, 3600):
+        clock = ServerClock(
+            wall=lambda skew=skew: _ts("2026-12-02T10:00:00Z") + skew, monotonic=lambda: mono[0]
+        )
+        clock.observe(int(_ts("2026-12-02T10:05:00Z") * 1000))
+        mono[0] += 60
+        assert clock.seconds_left(record()) == 540
+        mono[0] -= 60
+
+
+def test_page_and_sessions_and_clear_history(tmp_path):
+    store = LocalStore(tmp_path / "s.db")
+    for i in range(5):
+        store.apply(
+            record(
+                f"pr_{i}",
+                createdAt=f"2026-12-02T10:0{i}:00.000Z",
+                sessionKey="a" if i % 2 else "b",
+                status="pending" if i == 4 else "dismissed",
+                version=2,
+            )
+        )
+    page = store.page(limit=3)
+    assert [p.record.id for p in page] == ["pr_2", "pr_3", "pr_4"]  # newest three, oldest first
+    older = store.page(limit=3, before="pr_2")
+    assert [p.record.id for p in older] == ["pr_0", "pr_1"]
+    assert [p.record.id for p in store.page(session_key="a")] == ["pr_1", "pr_3"]
+    assert store.sessions() == [("b", 1), ("a", 0)]
+    assert store.clear_history() == 4
+    assert [p.record.id for p in store.page()] == ["pr_4"]  # the pending one stays
+
+
+def test_ten_thousand_summaries_page_without_reading_everything(tmp_path):
+    store = LocalStore(tmp_path / "s.db")
+    records = [
+        record(
+            f"pr_{i:05d}",
+            2,
+            "dismissed",
+            createdAt=f"2026-{1 + i // 5000:02d}-01T00:00:{i % 60:02d}.{i % 1000:03d}Z",
+        )
+        for i in range(10_000)
+    ]
+    store.apply_many(records)
+    store.close()
+    reopened = LocalStore(tmp_path / "s.db")
+    assert reopened.count() == 10_000
+    plan = " ".join(
+        str(r)
+        for r in reopened._db.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM prompts ORDER BY created_at DESC, id DESC LIMIT 50"
+        )
+    )
+    assert "prompts_by_time" in plan and "TEMP B-TREE" not in plan
+    assert len(reopened.page(limit=50)) == 50
