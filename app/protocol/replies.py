@@ -22,7 +22,7 @@ def _pick_option(question: Question, text: str) -> str | None:
     """A number in range (1-based) or a label in any case picks that option."""
     text = text.strip()
     labels = question.option_labels()
-    if text.isdigit():
+    if text.isdecimal():
         number = int(text)
         if 1 <= number <= len(labels):
             return labels[number - 1]
@@ -71,7 +71,7 @@ def split_key(questions: Sequence[Question], line: str) -> tuple[Question, str] 
     key, sep, value = match["key"], match["sep"], match["value"]
     if sep == ":" and (value.startswith(("//", "\\", "/"))):
         return None  # https://…, C:\…, C:/…
-    if sep == ":" and key.strip().isdigit() and value[:1].isdigit():
+    if sep == ":" and key.strip().isdecimal() and value[:1].isdecimal():
         return None  # a time such as 1:30
     question = _question_for_key(questions, key)
     return (question, value) if question is not None else None
