@@ -1,4 +1,4 @@
-"""The command line: `python -m app [gateway|...]`."""
+"""The command line: `python -m app [app|demo|gateway|ask|mcp]` (the app by default)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from app.launch import build_parser as app_parser
+
+    if not argv or argv[0].startswith("-"):
+        argv = ["app", *argv]  # no command: run the app
     parser = argparse.ArgumentParser(prog="python -m app", description="Ask User")
     commands = parser.add_subparsers(dest="command", required=True)
+    app_parser(commands.add_parser("app", help="run the app (the default)"))
+    app_parser(commands.add_parser("demo", help="run the app with a demo agent asking"))
     from app.gateway.cli import build_parser as gateway_parser
 
     gateway_parser(commands.add_parser("gateway", help="run the gateway"))
@@ -18,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
     build_mcp_parser(commands.add_parser("mcp", help="serve ask_user over MCP stdio"))
     args = parser.parse_args(argv)
+    if args.command in ("app", "demo"):
+        from app.launch import run as run_app
+
+        return run_app(args, demo=args.command == "demo")
     if args.command == "gateway":
         from app.gateway.cli import run
 

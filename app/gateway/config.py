@@ -19,8 +19,14 @@ TOKENS_FILE = "tokens.json"
 DB_FILE = "gateway.sqlite3"
 
 
+DATA_DIR_ENV = "ASK_USER_GATEWAY_DATA"
+
+
 def default_data_dir() -> Path:
-    """The platform's user data directory (e.g. ~/.local/share/ask-user on Linux)."""
+    """`ASK_USER_GATEWAY_DATA`, else the platform's user data directory (e.g.
+    ~/.local/share/ask-user on Linux)."""
+    if value := os.environ.get(DATA_DIR_ENV):
+        return Path(value)
     import platformdirs
 
     return platformdirs.user_data_path("ask-user", appauthor=False)

@@ -1,0 +1,145 @@
+"""`python -m app` and `python -m app demo`: run the app, with an embedded gateway when no
+gateway is configured. The one place that wires the sides together (with __main__)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+
+EMBEDDED_MARK = "embedded_gateway"
+DEFAULT_WEB_PORT = 8550
+
+
+def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument(
+        "--web", action="store_true", help="serve the app for a browser instead of opening a window"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="web mode: address (%(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=DEFAULT_WEB_PORT, help="web mode: port (%(default)s)"
+    )
+    parser.add_argument(
+        "--gateway-port",
+        type=int,
+        default=8765,
+        help="the embedded gateway's port when one is started (%(default)s)",
+    )
+    return parser
+
+
+def _has_display() -> bool:
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str]:
+    """Start the gateway inside this process; point the device at it. Returns its URL, the
+    token file, and the agent token."""
+    from app.device import Settings
+    from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
+    from app.gateway.config import default_data_dir
+
+    data_dir = default_data_dir()
+    tokens = load_tokens(data_dir)
+    if not _port_free("127.0.0.1", port):
+        port = 0
+    gateway = EmbeddedGateway(GatewayConfig(data_dir=data_dir, tokens=tokens, port=port)).start()
+    settings = Settings(**(store.get_json("settings") or {}))
+    store.set_json(
+        "settings",
+        {
+            "gateway_url": gateway.url,
+            "token": tokens.device[0],
+            "device_name": settings.device_name or socket.gethostname(),
+        },
+    )
+    store.set_meta(EMBEDDED_MARK, "1")
+    return gateway.url, tokens.file, tokens.agent[0]
+
+
+def run(args: argparse.Namespace, demo: bool = False) -> int:
+    import flet as ft
+
+    from app.device import LocalStore, app_data_dir
+    from app.device.paths import STORE_FILE
+    from app.ui.app import AppOptions
+    from app.ui.run import ASSETS_DIR, main, set_launch_options
+
+    store = LocalStore(app_data_dir() / STORE_FILE)
+    configured = bool((store.get_json("settings") or {}).get("gateway_url"))
+    agent_url = os.environ.get("ASK_USER_GATEWAY_URL")
+    agent_token = os.environ.get("ASK_USER_AGENT_TOKEN")
+    hint = None
+    if not configured or store.get_meta(EMBEDDED_MARK) == "1":
+        agent_url, token_file, agent_token = start_embedded_gateway(store, args.gateway_port)
+        hint = (
+            f"Agents: ASK_USER_GATEWAY_URL={agent_url}, agent token in {token_file}"
+            if token_file
+            else f"Agents: ASK_USER_GATEWAY_URL={agent_url}"
+        )
+        print(f"Embedded gateway on {agent_url}", flush=True)
+        print(
+            f"Point an agent at it: export ASK_USER_GATEWAY_URL={agent_url} "
+            f"ASK_USER_AGENT_TOKEN=<the agent token in {token_file}>",
+            flush=True,
+        )
+    store.close()
+    set_launch_options(AppOptions(agent_hint=hint))
+    if demo:
+        if not (agent_url and agent_token):
+            print(
+                "demo: set ASK_USER_GATEWAY_URL and ASK_USER_AGENT_TOKEN for your gateway",
+                file=sys.stderr,
+            )
+            return 1
+        start_demo_agent(agent_url, agent_token)
+    web = args.web or not _has_display()
+    if web:
+        print(f"Ask User is at http://{args.host}:{args.port}", flush=True)
+        ft.run(
+            main,
+            host=args.host,
+            port=args.port,
+            view=None,
+            assets_dir=str(ASSETS_DIR),
+            no_cdn=True,
+            web_renderer=ft.WebRenderer.CANVAS_KIT,
+        )
+    else:
+        ft.run(main, assets_dir=str(ASSETS_DIR))
+    return 0
+
+
+def start_demo_agent(gateway_url: str, token: str) -> None:
+    """A demo agent asking a few realistic prompts at once, each in its own session."""
+    from app.agent import ask_user
+    from app.demo import DEMO_PROMPTS
+
+    def ask(session: str, prompt: dict) -> None:
+        result = ask_user(
+            prompt["questions"],
+            session_key=session,
+            gateway_url=gateway_url,
+            token=token,
+            timeout_seconds=prompt.get("timeoutSeconds"),
+        )
+        print(f"demo agent [{session}] got: {result}", flush=True)
+
+    for session, prompt in DEMO_PROMPTS.items():
+        threading.Thread(
+            target=ask, args=(session, prompt), daemon=True, name=f"demo-{session}"
+        ).start()
