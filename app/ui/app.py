@@ -84,9 +84,15 @@ class AskUserApp:
                     ft.Icons.DELETE_SWEEP_OUTLINED,
                     tooltip=s("clear_history"),
                     on_click=self.ask_clear_history,
+                    width=theme.TAP,
+                    height=theme.TAP,
                 ),
                 ft.IconButton(
-                    ft.Icons.SETTINGS_OUTLINED, tooltip=s("settings"), on_click=self.open_settings
+                    ft.Icons.SETTINGS_OUTLINED,
+                    tooltip=s("settings"),
+                    on_click=self.open_settings,
+                    width=theme.TAP,
+                    height=theme.TAP,
                 ),
             ],
         )

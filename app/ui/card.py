@@ -40,12 +40,12 @@ class QuestionBlock:
                     value=False,
                     data=option.label,
                     on_change=self._on_check,
-                    semantics_label=_option_semantics(s, option),
+                    height=TAP,
                 )
                 self.checkboxes[option.label] = box
                 selector: ft.Control = box
             else:
-                selector = ft.Radio(value=option.label, label=option.label)
+                selector = ft.Radio(value=option.label, label=option.label, height=TAP)
             body: list[ft.Control] = [selector]
             if option.description:
                 body.append(
@@ -181,12 +181,6 @@ class QuestionBlock:
         else:
             self.choose(labels[number - 1])
         return True
-
-
-def _option_semantics(s: Strings, option) -> str:
-    if option.description:
-        return s("option_semantics", label=option.label, description=option.description)
-    return option.label
 
 
 class PromptCard:

@@ -48,7 +48,6 @@ _EN = {
     "empty": "No questions yet. When an agent asks you something, it appears here.",
     "agent_hint": "Point an agent at {url} with the agent token in {path}.",
     "invalid_answer": "Check your answer: {detail}",
-    "option_semantics": "{label}. {description}",
 }
 
 _FA = {
@@ -92,7 +91,6 @@ _FA = {
     "empty": "هنوز پرسشی نیست. وقتی عاملی از شما چیزی بپرسد، اینجا نمایش داده می‌شود.",
     "agent_hint": "عامل را به {url} وصل کنید؛ توکن عامل در {path} است.",
     "invalid_answer": "پاسخ را بررسی کنید: {detail}",
-    "option_semantics": "{label}. {description}",
 }
 
 _TABLES = {ENGLISH: _EN, PERSIAN: _FA}
