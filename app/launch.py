@@ -80,9 +80,16 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     from app.ui.run import ASSETS_DIR, main, set_launch_options
 
     store = LocalStore(app_data_dir() / STORE_FILE)
-    configured = bool((store.get_json("settings") or {}).get("gateway_url"))
     agent_url = os.environ.get("ASK_USER_GATEWAY_URL")
     agent_token = os.environ.get("ASK_USER_AGENT_TOKEN")
+    device_token = os.environ.get("ASK_USER_DEVICE_TOKEN")
+    if agent_url and device_token:  # a gateway named by the environment wins
+        name = (store.get_json("settings") or {}).get("device_name") or socket.gethostname()
+        store.set_json(
+            "settings", {"gateway_url": agent_url, "token": device_token, "device_name": name}
+        )
+        store.set_meta(EMBEDDED_MARK, "0")
+    configured = bool((store.get_json("settings") or {}).get("gateway_url"))
     hint = None
     if not configured or store.get_meta(EMBEDDED_MARK) == "1":
         agent_url, token_file, agent_token = start_embedded_gateway(store, args.gateway_port)

@@ -80,20 +80,10 @@ class AskUserApp:
         page.appbar = ft.AppBar(
             title=ft.Text(s("app_title")),
             actions=[
-                ft.IconButton(
-                    ft.Icons.DELETE_SWEEP_OUTLINED,
-                    tooltip=s("clear_history"),
-                    on_click=self.ask_clear_history,
-                    width=theme.TAP,
-                    height=theme.TAP,
+                self._icon_button(
+                    ft.Icons.DELETE_SWEEP_OUTLINED, s("clear_history"), self.ask_clear_history
                 ),
-                ft.IconButton(
-                    ft.Icons.SETTINGS_OUTLINED,
-                    tooltip=s("settings"),
-                    on_click=self.open_settings,
-                    width=theme.TAP,
-                    height=theme.TAP,
-                ),
+                self._icon_button(ft.Icons.SETTINGS_OUTLINED, s("settings"), self.open_settings),
             ],
         )
         page.controls.clear()
@@ -112,6 +102,13 @@ class AskUserApp:
             )
         )
         self.refresh()
+
+    @staticmethod
+    def _icon_button(icon: ft.IconData, label: str, on_click) -> ft.Control:
+        """A 48×48 icon button, named by its tooltip."""
+        return ft.IconButton(
+            icon, tooltip=label, on_click=on_click, width=theme.TAP, height=theme.TAP
+        )
 
     # ---- rendering ---------------------------------------------------------------------
 

@@ -48,10 +48,7 @@ class SummaryTile:
     def __init__(self, item: TimelineItem, strings: Strings) -> None:
         self.item = item
         icon, color = STATUS_ICONS[item.status]
-        lines = [
-            ft.Text(line, size=14, rtl=is_rtl(line), selectable=True)
-            for line in summary_lines(item, strings)
-        ]
+        lines = [ft.Text(line, size=14, rtl=is_rtl(line)) for line in summary_lines(item, strings)]
         self.view = ft.Container(
             content=ft.Column(
                 [

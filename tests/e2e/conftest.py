@@ -1,0 +1,137 @@
+"""The real Flet web client in headless Chromium (Playwright, the system browser), driving the
+app served by `python -m app --web` against a real gateway."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from tests.support import DEVICE_TOKEN, free_port, start_gateway, wait_until
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-quic",
+]
+
+
+def chromium_path() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if path := shutil.which(name):
+            return path
+    raise RuntimeError("browser tests need Debian's chromium: apt-get install -y chromium")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
+        yield browser
+        browser.close()
+
+
+class AppProcess:
+    """`python -m app --web` on a free port, with its own data directory."""
+
+    def __init__(self, data_dir: Path, gateway_url: str) -> None:
+        self.data_dir = data_dir
+        self.gateway_url = gateway_url
+        self.port = free_port()
+        self.process: subprocess.Popen | None = None
+        self.log = data_dir / f"app-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> AppProcess:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+        env.update(
+            ASK_USER_APP_DATA=str(self.data_dir),
+            ASK_USER_GATEWAY_URL=self.gateway_url,
+            ASK_USER_DEVICE_TOKEN=DEVICE_TOKEN,
+            FLET_LOG_LEVEL="warning",
+        )
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        with self.log.open("a") as out:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "app", "--web", "--port", str(self.port)],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        wait_until(self._up, timeout=60, interval=0.2)
+        return self
+
+    def _up(self) -> bool:
+        assert self.process.poll() is None, self.log.read_text()
+        try:
+            return httpx.get(self.url, timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """A real gateway (with a clock the test moves) and the app pointed at it."""
+    gateway = start_gateway(tmp_path / "gateway")
+    app = AppProcess(tmp_path / "app", gateway.url).start()
+    yield gateway, app
+    app.stop()
+    gateway.stop()
+
+
+def open_app(browser, url: str, *, mobile: bool = False, name: str = "") -> Page:
+    if mobile:
+        context = browser.new_context(
+            viewport={"width": 412, "height": 915},
+            device_scale_factor=2.625,
+            is_mobile=True,
+            has_touch=True,
+            user_agent="Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 "
+            "(KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36",
+        )
+    else:
+        context = browser.new_context(viewport={"width": 900, "height": 1400})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("flutter-view", timeout=60_000)
+    placeholder = page.locator("flt-semantics-placeholder")
+    placeholder.wait_for(state="attached", timeout=60_000)
+    if mobile:
+        placeholder.tap(force=True)
+    else:
+        placeholder.dispatch_event("click")
+    page.wait_for_selector("flt-semantics", state="attached", timeout=30_000)
+    return page
+
+
+def shot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    time.sleep(0.3)  # let the last frame paint
+    page.screenshot(path=str(path))
+    return path
