@@ -1,0 +1,33 @@
+"""`python -m tests.bench [latency|capacity|throughput|device]` (all when no name is given)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+from . import device_bench, gateway_bench
+
+BENCHMARKS = {
+    "latency": lambda: asyncio.run(gateway_bench.latency()),
+    "capacity": lambda: asyncio.run(gateway_bench.capacity()),
+    "throughput": lambda: asyncio.run(gateway_bench.throughput()),
+    "device": device_bench.timeline,
+}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(BENCHMARKS)
+    unknown = [n for n in names if n not in BENCHMARKS]
+    if unknown:
+        print(
+            f"unknown benchmark(s): {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}",
+            file=sys.stderr,
+        )
+        return 2
+    for name in names:
+        BENCHMARKS[name]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,206 @@
+"""Delivery latency, idle long-poll capacity and cycle throughput of one gateway process."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import httpx
+
+from .harness import (
+    PROMPT,
+    GatewayProcess,
+    agent_client,
+    device_client,
+    emit,
+    percentiles,
+    raise_file_limit,
+)
+
+
+async def _health_round_trips(client: httpx.AsyncClient, n: int) -> list[float]:
+    samples = []
+    for _ in range(n):
+        started = time.perf_counter()
+        (await client.get("/v1/health")).raise_for_status()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+async def _idle_polls(url: str, count: int) -> tuple[list[asyncio.Task], list[httpx.AsyncClient]]:
+    """`count` long-polls parked at the gateway, each on its own connection: agents waiting on
+    `/result?wait=60` for prompts nobody answers during the run (an event poll would be woken
+    by every event, which measures fan-out instead)."""
+    clients = [agent_client(url) for _ in range(max(1, count // 500))]
+    prompt_ids = []
+    for i in range(count):
+        response = await clients[0].post(
+            "/v1/prompts",
+            json={**PROMPT, "sessionKey": f"idle-{count}-{i}", "timeoutSeconds": 3600},
+        )
+        prompt_ids.append(response.json()["id"])
+
+    async def park(client: httpx.AsyncClient, prompt_id: str) -> None:
+        while True:
+            try:
+                await client.get(f"/v1/prompts/{prompt_id}/result", params={"wait": 60})
+            except httpx.HTTPError:
+                await asyncio.sleep(0.5)
+
+    tasks = []
+    for i, prompt_id in enumerate(prompt_ids):
+        tasks.append(asyncio.create_task(park(clients[i % len(clients)], prompt_id)))
+        if i % 250 == 249:
+            await asyncio.sleep(0.05)  # do not flood the listen backlog
+    await asyncio.sleep(min(10, 1 + count / 1000))
+    return tasks, clients
+
+
+async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float]]:
+    """Create → a polling device sees it; answer → the agent's waiting /result returns."""
+    agent, device = agent_client(url), device_client(url)
+    to_device, to_agent = [], []
+    cursor = (await device.get("/v1/prompts")).json()["cursor"]
+    for i in range(iterations):
+        poll = asyncio.create_task(device.get("/v1/events", params={"after": cursor, "wait": 30}))
+        await asyncio.sleep(0.002)  # the poll is parked
+        started = time.perf_counter()
+        created = (await agent.post("/v1/prompts", json={**PROMPT, "sessionKey": f"s{i}"})).json()
+        page = (await poll).json()
+        to_device.append(time.perf_counter() - started)
+        cursor = page["cursor"]
+        result = asyncio.create_task(
+            agent.get(f"/v1/prompts/{created['id']}/result", params={"wait": 30})
+        )
+        await asyncio.sleep(0.002)
+        started = time.perf_counter()
+        await device.post(f"/v1/prompts/{created['id']}/answer", json={"answers": {"q": ["A"]}})
+        assert (await result).json()["status"] == "answered"
+        to_agent.append(time.perf_counter() - started)
+        cursor = (await device.get("/v1/events", params={"after": cursor, "wait": 0})).json()[
+            "cursor"
+        ]
+    await agent.aclose()
+    await device.aclose()
+    return to_device, to_agent
+
+
+async def latency(iterations: int = 500, idle_levels=(1, 100, 1000)) -> None:
+    raise_file_limit()
+    gateway = GatewayProcess()
+    try:
+        for idle in idle_levels:
+            tasks, clients = await _idle_polls(gateway.url, idle)
+            async with device_client(gateway.url) as client:
+                baseline = percentiles(await _health_round_trips(client, iterations))
+            to_device, to_agent = await _delivery(gateway.url, iterations)
+            create = percentiles(to_device)
+            answer = percentiles(to_agent)
+            emit(
+                "delivery_latency",
+                idle_polls=idle,
+                baseline_health=baseline,
+                prompt_to_device=create,
+                answer_to_agent=answer,
+                ratio_p50_prompt_to_device=round(create["p50_ms"] / baseline["p50_ms"], 2),
+                ratio_p50_answer_to_agent=round(answer["p50_ms"] / baseline["p50_ms"], 2),
+                target="p50 <= 1.5x health round trip; p99 < 10 ms with 1,000 idle polls",
+            )
+            for task in tasks:
+                task.cancel()
+            for client in clients:
+                await client.aclose()
+    finally:
+        gateway.stop()
+
+
+async def capacity(levels=(1000, 5000, 10000), iterations: int = 100) -> None:
+    limit = raise_file_limit()
+    gateway = GatewayProcess()
+    try:
+        rss_empty = gateway.rss_bytes()
+        fds_empty = gateway.open_fds()
+        for level in levels:
+            if level * 2 + 100 > limit:
+                emit("capacity", idle_polls=level, skipped=f"file limit {limit} too low")
+                continue
+            tasks, clients = await _idle_polls(gateway.url, level)
+            rss = gateway.rss_bytes()
+            async with device_client(gateway.url) as client:
+                baseline = percentiles(await _health_round_trips(client, iterations))
+            to_device, _ = await _delivery(gateway.url, iterations)
+            create = percentiles(to_device)
+            emit(
+                "capacity",
+                idle_polls=level,
+                rss_mb=round(rss / 2**20, 1),
+                rss_baseline_empty_mb=round(rss_empty / 2**20, 1),
+                rss_per_poll_kb=round((rss - rss_empty) / level / 1024, 2),
+                open_fds=gateway.open_fds(),
+                open_fds_baseline=fds_empty,
+                baseline_health=baseline,
+                prompt_to_device=create,
+                ratio_p50=round(create["p50_ms"] / baseline["p50_ms"], 2),
+                target="10,000 idle polls under 300 MB RSS",
+            )
+            for task in tasks:
+                task.cancel()
+            for client in clients:
+                await client.aclose()
+            await asyncio.sleep(1)
+    finally:
+        gateway.stop()
+
+
+async def throughput(seconds: float = 5.0, concurrency_levels=(1, 8)) -> None:
+    gateway = GatewayProcess()
+    try:
+        for concurrency in concurrency_levels:
+            agent, device = agent_client(gateway.url), device_client(gateway.url)
+            counter = {"cycles": 0, "health": 0}
+
+            async def cycles(worker: int) -> None:
+                i = 0
+                end = time.perf_counter() + seconds
+                while time.perf_counter() < end:
+                    created = (
+                        await agent.post(
+                            "/v1/prompts",
+                            json={**PROMPT, "sessionKey": f"w{concurrency}-{worker}-{i}"},
+                        )
+                    ).json()
+                    await device.post(
+                        f"/v1/prompts/{created['id']}/answer", json={"answers": {"q": ["B"]}}
+                    )
+                    result = (
+                        await agent.get(f"/v1/prompts/{created['id']}/result", params={"wait": 0})
+                    ).json()
+                    assert result["status"] == "answered"
+                    counter["cycles"] += 1
+                    i += 1
+
+            async def healths() -> None:
+                end = time.perf_counter() + seconds
+                while time.perf_counter() < end:
+                    await device.get("/v1/health")
+                    counter["health"] += 1
+
+            started = time.perf_counter()
+            await asyncio.gather(*(healths() for _ in range(concurrency)))
+            health_rate = counter["health"] / (time.perf_counter() - started)
+            started = time.perf_counter()
+            await asyncio.gather(*(cycles(w) for w in range(concurrency)))
+            cycle_rate = counter["cycles"] / (time.perf_counter() - started)
+            emit(
+                "throughput",
+                agents=concurrency,
+                cycles_per_s=round(cycle_rate, 1),
+                baseline_health_per_s=round(health_rate, 1),
+                requests_per_cycle=3,
+                ratio_cycle_requests_to_health=round(cycle_rate * 3 / health_rate, 2),
+                target=">= 1,000 cycles per second",
+            )
+            await agent.aclose()
+            await device.aclose()
+    finally:
+        gateway.stop()

@@ -1,0 +1,144 @@
+"""Shared pieces: a gateway in its own process, percentiles, file limits, machine facts."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, TOKENS, free_port
+
+
+def raise_file_limit() -> int:
+    """Raise this process's open-file limit to its hard limit (never the machine's)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    return hard
+
+
+def percentiles(samples_s: list[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in samples_s)
+
+    def pick(q: float) -> float:
+        return round(ms[min(len(ms) - 1, int(q * len(ms)))], 3)
+
+    return {
+        "n": len(ms),
+        "p50_ms": pick(0.50),
+        "p95_ms": pick(0.95),
+        "p99_ms": pick(0.99),
+        "mean_ms": round(statistics.fmean(ms), 3),
+    }
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+
+
+def emit(name: str, **data: Any) -> None:
+    print(json.dumps({"benchmark": name, "machine": machine(), **data}), flush=True)
+
+
+class GatewayProcess:
+    """`python -m app gateway` in its own process (its own core and GIL), fresh data dir."""
+
+    def __init__(self) -> None:
+        self.tmp = tempfile.TemporaryDirectory(prefix="ask-user-bench-")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        env = dict(os.environ)
+        env.update(
+            ASK_USER_AGENT_TOKENS=",".join(TOKENS.agent),
+            ASK_USER_DEVICE_TOKENS=",".join(TOKENS.device),
+        )
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "app",
+                "gateway",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(Path(self.tmp.name) / "data"),
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=raise_file_limit,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise RuntimeError("gateway did not start")
+            time.sleep(0.05)
+
+    def rss_bytes(self) -> int:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+        return 0
+
+    def open_fds(self) -> int:
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:  # open long-polls can hold a graceful shutdown
+            self.process.kill()
+            self.process.wait(10)
+        self.tmp.cleanup()
+
+
+def agent_client(url: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=url,
+        headers={"Authorization": f"Bearer {AGENT_TOKEN}"},
+        timeout=90,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+    )
+
+
+def device_client(url: str) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        base_url=url,
+        headers={"Authorization": f"Bearer {DEVICE_TOKEN}"},
+        timeout=90,
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
+    )
+
+
+PROMPT = {
+    "questions": [
+        {
+            "id": "q",
+            "header": "Bench",
+            "question": "Which one?",
+            "options": [{"label": "A"}, {"label": "B"}],
+        }
+    ]
+}
