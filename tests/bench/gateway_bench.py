@@ -152,45 +152,46 @@ async def capacity(levels=(1000, 5000, 10000), iterations: int = 100) -> None:
         gateway.stop()
 
 
+async def _cycles(agent, device, tag: str, seconds: float) -> int:
+    """create → answer → result, as fast as one agent can, for `seconds`; returns the count."""
+    done = 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        created = (
+            await agent.post("/v1/prompts", json={**PROMPT, "sessionKey": f"{tag}-{done}"})
+        ).json()
+        await device.post(f"/v1/prompts/{created['id']}/answer", json={"answers": {"q": ["B"]}})
+        result = (await agent.get(f"/v1/prompts/{created['id']}/result", params={"wait": 0})).json()
+        assert result["status"] == "answered"
+        done += 1
+    return done
+
+
+async def _healths(client, seconds: float) -> int:
+    done = 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        await client.get("/v1/health")
+        done += 1
+    return done
+
+
 async def throughput(seconds: float = 5.0, concurrency_levels=(1, 8)) -> None:
     gateway = GatewayProcess()
     try:
         for concurrency in concurrency_levels:
             agent, device = agent_client(gateway.url), device_client(gateway.url)
-            counter = {"cycles": 0, "health": 0}
-
-            async def cycles(worker: int) -> None:
-                i = 0
-                end = time.perf_counter() + seconds
-                while time.perf_counter() < end:
-                    created = (
-                        await agent.post(
-                            "/v1/prompts",
-                            json={**PROMPT, "sessionKey": f"w{concurrency}-{worker}-{i}"},
-                        )
-                    ).json()
-                    await device.post(
-                        f"/v1/prompts/{created['id']}/answer", json={"answers": {"q": ["B"]}}
-                    )
-                    result = (
-                        await agent.get(f"/v1/prompts/{created['id']}/result", params={"wait": 0})
-                    ).json()
-                    assert result["status"] == "answered"
-                    counter["cycles"] += 1
-                    i += 1
-
-            async def healths() -> None:
-                end = time.perf_counter() + seconds
-                while time.perf_counter() < end:
-                    await device.get("/v1/health")
-                    counter["health"] += 1
-
             started = time.perf_counter()
-            await asyncio.gather(*(healths() for _ in range(concurrency)))
-            health_rate = counter["health"] / (time.perf_counter() - started)
+            healths = await asyncio.gather(*(_healths(device, seconds) for _ in range(concurrency)))
+            health_rate = sum(healths) / (time.perf_counter() - started)
             started = time.perf_counter()
-            await asyncio.gather(*(cycles(w) for w in range(concurrency)))
-            cycle_rate = counter["cycles"] / (time.perf_counter() - started)
+            cycles = await asyncio.gather(
+                *(
+                    _cycles(agent, device, f"w{concurrency}-{w}", seconds)
+                    for w in range(concurrency)
+                )
+            )
+            cycle_rate = sum(cycles) / (time.perf_counter() - started)
             emit(
                 "throughput",
                 agents=concurrency,

@@ -21,7 +21,7 @@ from tests.support import AGENT_TOKEN, DEVICE_TOKEN, TOKENS, free_port
 
 def raise_file_limit() -> int:
     """Raise this process's open-file limit to its hard limit (never the machine's)."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return hard
 
