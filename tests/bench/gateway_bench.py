@@ -121,7 +121,7 @@ async def capacity(levels=(1000, 5000, 10000), iterations: int = 100) -> None:
         rss_empty = gateway.rss_bytes()
         fds_empty = gateway.open_fds()
         for level in levels:
-            if level * 2 + 100 > limit:
+            if level + 100 > limit:  # each side (client, gateway) holds one fd per poll
                 emit("capacity", idle_polls=level, skipped=f"file limit {limit} too low")
                 continue
             tasks, clients = await _idle_polls(gateway.url, level)
