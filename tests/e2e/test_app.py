@@ -248,3 +248,20 @@ def test_persian_question_and_every_tap_target_is_48_on_android(browser, stack, 
     page.wait_for_timeout(500)
     shot(page, "10-android-top-persian")
     assert small_tap_targets(page) == []
+
+
+def test_desktop_keys_choose_submit_and_dismiss(browser, stack, agent):
+    gateway, app = stack
+    first = ask(agent, gateway, SINGLE, session="keys-1")
+    page = open_app(browser, app.url)
+    expect(page.get_by_role("radio", name="Production")).to_be_visible(timeout=TIMEOUT)
+    page.mouse.click(450, 1300)  # focus the app, not a field
+    page.keyboard.press("2")
+    expect(page.get_by_role("radio", name="Production")).to_be_checked(timeout=TIMEOUT)
+    page.keyboard.press("Enter")
+    assert first.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    second = ask(agent, gateway, SINGLE, session="keys-2")
+    expect(page.get_by_role("button", name="Dismiss")).to_be_visible(timeout=TIMEOUT)
+    page.mouse.click(450, 1300)
+    page.keyboard.press("Escape")
+    assert second.result(timeout=30) == {"status": "no_answer", "reason": "dismissed"}
