@@ -156,29 +156,39 @@ class Gateway:
         idempotency_key: str | None,
     ) -> dict[str, Any]:
         """First answer wins; a retried idempotency key gets the original 200 body."""
-        return self._device_change(
+        return self._answered(
             prompt_id,
+            device_id,
             idempotency_key,
-            lambda record, scope: self._resolve(
-                record,
-                "answered",
-                ResolvedBy(kind="device", device_id=device_id),
-                answers=canonicalize_answers(record.questions, answers),
-                idempotency_scope=scope,
-            ),
+            lambda record: canonicalize_answers(record.questions, answers),
         )
 
     def reply(
         self, prompt_id: str, text: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
+        """A plain-text reply, read by the contract's rules, then answered like any answer."""
+        return self._answered(
+            prompt_id,
+            device_id,
+            idempotency_key,
+            lambda record: parse_reply(record.questions, text),
+        )
+
+    def _answered(
+        self,
+        prompt_id: str,
+        device_id: str | None,
+        key: str | None,
+        answers_for: Callable[[PromptRecord], dict[str, list[str]]],
+    ) -> dict[str, Any]:
         return self._device_change(
             prompt_id,
-            idempotency_key,
+            key,
             lambda record, scope: self._resolve(
                 record,
                 "answered",
                 ResolvedBy(kind="device", device_id=device_id),
-                answers=parse_reply(record.questions, text),
+                answers=answers_for(record),
                 idempotency_scope=scope,
             ),
         )

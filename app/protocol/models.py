@@ -48,6 +48,15 @@ def _invalid(message: str, **ctx: Any) -> PydanticCustomError:
     return PydanticCustomError("invalid", message.format(**ctx))
 
 
+def _count_between(value: Any, low: int, high: int, noun: str) -> Any:
+    """Checked before the items, so the count is reported even when items are also wrong."""
+    if isinstance(value, list) and not low <= len(value) <= high:
+        raise _invalid(
+            "{min} to {max} {noun} allowed, got {got}", min=low, max=high, noun=noun, got=len(value)
+        )
+    return value
+
+
 def _required_text(value: str, max_chars: int | None, what: str = "") -> str:
     value = value.strip()
     if not value:
@@ -162,14 +171,7 @@ class Question(RequestModel):
     @field_validator("options", mode="before")
     @classmethod
     def _option_count(cls, value: Any) -> Any:
-        if isinstance(value, list) and not (limits.MIN_OPTIONS <= len(value) <= limits.MAX_OPTIONS):
-            raise _invalid(
-                "{min} to {max} options allowed, got {got}",
-                min=limits.MIN_OPTIONS,
-                max=limits.MAX_OPTIONS,
-                got=len(value),
-            )
-        return value
+        return _count_between(value, limits.MIN_OPTIONS, limits.MAX_OPTIONS, "options")
 
     @field_validator("options")
     @classmethod
@@ -209,16 +211,7 @@ class AskUserRequest(RequestModel):
     @field_validator("questions", mode="before")
     @classmethod
     def _question_count(cls, value: Any) -> Any:
-        if isinstance(value, list) and not (
-            limits.MIN_QUESTIONS <= len(value) <= limits.MAX_QUESTIONS
-        ):
-            raise _invalid(
-                "{min} to {max} questions allowed, got {got}",
-                min=limits.MIN_QUESTIONS,
-                max=limits.MAX_QUESTIONS,
-                got=len(value),
-            )
-        return value
+        return _count_between(value, limits.MIN_QUESTIONS, limits.MAX_QUESTIONS, "questions")
 
     @field_validator("questions")
     @classmethod
@@ -274,42 +267,32 @@ class CreatePromptRequest(AskUserRequest):
 # ---- device and agent requests ---------------------------------------------------------------
 
 
-class AnswerRequest(RequestModel):
+class DeviceRequest(RequestModel):
+    """What every device change carries: who made it, and a key that makes a retry safe."""
+
+    device_id: str | None = None
+    idempotency_key: str | None = None
+
+    @field_validator("device_id", "idempotency_key")
+    @classmethod
+    def _identifiers(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
+class AnswerRequest(DeviceRequest):
     """`POST /v1/prompts/{id}/answer`. The values are checked against the prompt by answers.py."""
 
     answers: dict[str, Any]
-    device_id: str | None = None
-    idempotency_key: str | None = None
-
-    @field_validator("device_id", "idempotency_key")
-    @classmethod
-    def _identifiers(cls, value: str | None) -> str | None:
-        return _optional_identifier(value)
 
 
-class DismissRequest(RequestModel):
+class DismissRequest(DeviceRequest):
     """`POST /v1/prompts/{id}/dismiss`."""
 
-    device_id: str | None = None
-    idempotency_key: str | None = None
 
-    @field_validator("device_id", "idempotency_key")
-    @classmethod
-    def _identifiers(cls, value: str | None) -> str | None:
-        return _optional_identifier(value)
-
-
-class ReplyRequest(RequestModel):
+class ReplyRequest(DeviceRequest):
     """`POST /v1/prompts/{id}/reply`: a person's plain-text reply from a channel."""
 
     text: str = Field(max_length=limits.MAX_REPLY_CHARS)
-    device_id: str | None = None
-    idempotency_key: str | None = None
-
-    @field_validator("device_id", "idempotency_key")
-    @classmethod
-    def _identifiers(cls, value: str | None) -> str | None:
-        return _optional_identifier(value)
 
 
 class CancelRequest(RequestModel):

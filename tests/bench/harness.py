@@ -114,22 +114,21 @@ class GatewayProcess:
         self.tmp.cleanup()
 
 
-def agent_client(url: str) -> httpx.AsyncClient:
+def _client(url: str, token: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(
         base_url=url,
-        headers={"Authorization": f"Bearer {AGENT_TOKEN}"},
+        headers={"Authorization": f"Bearer {token}"},
         timeout=90,
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
     )
+
+
+def agent_client(url: str) -> httpx.AsyncClient:
+    return _client(url, AGENT_TOKEN)
 
 
 def device_client(url: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(
-        base_url=url,
-        headers={"Authorization": f"Bearer {DEVICE_TOKEN}"},
-        timeout=90,
-        limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
-    )
+    return _client(url, DEVICE_TOKEN)
 
 
 PROMPT = {
