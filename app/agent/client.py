@@ -29,6 +29,7 @@ RUN_ABORT = "run-abort"
 RESULT_WAIT_SECONDS = 30
 DEADLINE_MARGIN_SECONDS = 30  # how long past the deadline we keep trying to reach the gateway
 CREATE_RETRY_SECONDS = 15
+CANCEL_GRACE_SECONDS = 10  # how long a stopped call still waits to cancel what it asked
 BACKOFF_START, BACKOFF_CAP = 0.25, 5.0
 
 AbortEvent = asyncio.Event | threading.Event
@@ -135,7 +136,17 @@ async def ask_user_async(
         headers={"Authorization": f"Bearer {config.token}"},
         timeout=limits,
     ) as http:
-        record = await _create(http, body, abort)
+        creating = asyncio.ensure_future(_create(http, body, abort))
+        try:
+            record = await asyncio.shield(creating)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            # Stopped while the prompt was being created: let the create finish (it may already
+            # be on the gateway), then cancel what it made.
+            with contextlib.suppress(Exception):
+                made = await asyncio.wait_for(creating, CANCEL_GRACE_SECONDS)
+                if made is not None:
+                    await _cancel(http, made["id"])
+            raise
         if record is None:
             return {"status": "no_answer", "reason": "cancelled"}
         give_up_at = time.monotonic() + request.timeout_seconds + DEADLINE_MARGIN_SECONDS

@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from app.agent import AskUserError, ask_user, ask_user_async
+from tests.device.proxy import CuttableProxy
 from tests.support import (
     AGENT_TOKEN,
     DEVICE_TOKEN,
@@ -88,6 +89,28 @@ def test_cancelling_the_wait_cancels_the_prompt(gateway):
         record = device.get(f"/v1/prompts/{prompt['id']}").json()
     assert record["status"] == "cancelled"
     assert record["resolvedBy"] == {"kind": "agent", "reason": "run-abort"}
+
+
+def test_cancelled_while_creating_still_cancels_the_prompt(gateway):
+    async def scenario():
+        # The gateway's responses reach the agent a second late: the prompt exists while the
+        # agent is still waiting for the create to return.
+        proxy = await CuttableProxy("127.0.0.1", gateway.server.port, response_delay=1.0).start()
+        task = asyncio.create_task(
+            ask_user_async(QUESTIONS, session_key="main", gateway_url=proxy.url, token=AGENT_TOKEN)
+        )
+        prompt = await asyncio.to_thread(next_pending, gateway.url)
+        assert not task.done()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await proxy.stop()
+        return prompt
+
+    prompt = asyncio.run(scenario())
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        record = device.get(f"/v1/prompts/{prompt['id']}").json()
+    assert record["status"] == "cancelled"  # not left pending for a run that stopped
 
 
 def test_abort_event_cancels_the_prompt_and_returns_no_answer(gateway, pool):

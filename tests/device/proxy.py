@@ -7,8 +7,9 @@ import contextlib
 
 
 class CuttableProxy:
-    def __init__(self, target_host: str, target_port: int) -> None:
+    def __init__(self, target_host: str, target_port: int, response_delay: float = 0.0) -> None:
         self.target = (target_host, target_port)
+        self.response_delay = response_delay  # hold the gateway's bytes this long
         self._server: asyncio.AbstractServer | None = None
         self._writers: set[asyncio.StreamWriter] = set()
         self.port = 0
@@ -32,14 +33,18 @@ class CuttableProxy:
             return
         self._writers |= {writer, up_writer}
 
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, delay: float) -> None:
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 while data := await src.read(65536):
+                    if delay:
+                        await asyncio.sleep(delay)
                     dst.write(data)
                     await dst.drain()
             dst.close()
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        await asyncio.gather(
+            pipe(reader, up_writer, 0.0), pipe(up_reader, writer, self.response_delay)
+        )
         self._writers -= {writer, up_writer}
 
     def cut(self) -> int:
