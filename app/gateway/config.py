@@ -6,7 +6,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.protocol import limits
@@ -48,7 +48,6 @@ class GatewayConfig:
     prompt_retention_days: float = limits.PROMPT_RETENTION_DAYS
     event_retention_hours: float = limits.EVENT_RETENTION_HOURS
     synchronous: str = "NORMAL"
-    extra: dict = field(default_factory=dict)
 
     @property
     def db_path(self) -> Path:
