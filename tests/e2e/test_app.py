@@ -255,13 +255,15 @@ def test_desktop_keys_choose_submit_and_dismiss(browser, stack, agent):
     first = ask(agent, gateway, SINGLE, session="keys-1")
     page = open_app(browser, app.url)
     expect(page.get_by_role("radio", name="Production")).to_be_visible(timeout=TIMEOUT)
-    page.mouse.click(450, 1300)  # focus the app, not a field
+    page.mouse.click(450, 70)  # focus the app (the connection banner), not a field
     page.keyboard.press("2")
     expect(page.get_by_role("radio", name="Production")).to_be_checked(timeout=TIMEOUT)
     page.keyboard.press("Enter")
     assert first.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    expect(summary(page, "Answered", "Target: Production")).to_be_visible(timeout=TIMEOUT)
     second = ask(agent, gateway, SINGLE, session="keys-2")
-    expect(page.get_by_role("button", name="Dismiss")).to_be_visible(timeout=TIMEOUT)
-    page.mouse.click(450, 1300)
+    expect(page.get_by_role("radio", name="Production")).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_role("button", name="Dismiss")).to_have_count(1)
+    page.mouse.click(450, 70)
     page.keyboard.press("Escape")
     assert second.result(timeout=30) == {"status": "no_answer", "reason": "dismissed"}
