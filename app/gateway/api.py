@@ -3,9 +3,11 @@
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, unquote
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -22,6 +24,7 @@ from app.protocol import (
     ErrorBody,
     ErrorCode,
     EventsPage,
+    EventsQuery,
     FieldError,
     Health,
     PendingResult,
@@ -29,11 +32,13 @@ from app.protocol import (
     PromptRecord,
     ProtocolError,
     ReplyRequest,
+    ResultQuery,
     RunCancelled,
     ToolResult,
     ensure_main_session,
     field_errors,
     limits,
+    parse_model,
     render_prompt_text,
 )
 
@@ -193,6 +198,66 @@ def _events_body(gateway: Gateway, events: list, cursor: int) -> str:
     return f'{{"events":[{items}],"cursor":"{cursor}","serverTime":"{gateway.server_time()}"}}'
 
 
+async def events_page(gateway: Gateway, query: EventsQuery) -> str:
+    """The long-poll: events after the cursor, at once or when the next one is appended."""
+    cursor = _cursor(query.after, gateway)
+    if gateway.store.last_seq <= cursor:
+        await gateway.waiters.next_event(query.wait)
+    found = gateway.store.events_after(cursor, query.limit)
+    return _events_body(gateway, found, found[-1].seq if found else cursor)
+
+
+async def result_body(gateway: Gateway, owner: str, prompt_id: str, query: ResultQuery) -> dict:
+    result = await gateway.wait_result(owner, prompt_id, query.wait)
+    return result.to_wire() if result else {"status": "pending"}
+
+
+_RESULT_PATH = re.compile(r"^/v1/prompts/([^/]+)/result$")
+
+
+class LongPolls:
+    """Serves the two long-polls (`/v1/events`, `/result`) straight from ASGI.
+
+    A parked request then holds only this handler, not the framework's request stack, which
+    is most of what an idle poll costs. Same auth, query model and responses as the routes.
+    """
+
+    def __init__(self, app: Any, fastapi_app: FastAPI) -> None:
+        self.app = app
+        self.fastapi_app = fastapi_app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            path = scope["path"]
+            match = None if path == "/v1/events" else _RESULT_PATH.match(path)
+            if path == "/v1/events" or match:
+                await self._serve(scope, receive, send, match.group(1) if match else None)
+                return
+        await self.app(scope, receive, send)
+
+    async def _serve(self, scope: dict, receive: Any, send: Any, prompt_id: str | None) -> None:
+        state = self.fastapi_app.state
+        headers = dict(scope.get("headers") or ())
+        authorization = headers.get(b"authorization", b"").decode("latin-1") or None
+        params = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+        try:
+            if prompt_id is None:
+                state.auth.require(authorization, "device")
+                query = parse_model(EventsQuery, params)
+                response: Response = Response(
+                    await events_page(state.gateway, query), media_type="application/json"
+                )
+            else:
+                owner = fingerprint(state.auth.require(authorization, "agent"))
+                query = parse_model(ResultQuery, params)
+                response = JSONResponse(
+                    await result_body(state.gateway, owner, unquote(prompt_id), query)
+                )
+        except ProtocolError as exc:
+            response = error_response(exc)
+        await response(scope, receive, send)
+
+
 def _gateway(request: Request) -> Gateway:
     return request.app.state.gateway
 
@@ -294,15 +359,10 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
         tags=["agent"],
     )
     async def prompt_result(
-        gateway: GatewayDep,
-        prompt_id: str,
-        owner: Agent,
-        wait: Annotated[float, Query(ge=0, le=limits.MAX_WAIT_SECONDS)] = (
-            limits.DEFAULT_RESULT_WAIT_SECONDS
-        ),
+        gateway: GatewayDep, prompt_id: str, owner: Agent, query: Annotated[ResultQuery, Query()]
     ) -> Response:
-        result = await gateway.wait_result(owner, prompt_id, wait)
-        return JSONResponse(result.to_wire() if result else {"status": "pending"})
+        """Normally answered by LongPolls before this route; kept for the OpenAPI document."""
+        return JSONResponse(await result_body(gateway, owner, prompt_id, query))
 
     @app.post(
         "/v1/prompts/{prompt_id}/cancel",
@@ -376,20 +436,10 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
 
     @app.get("/v1/events", response_model=EventsPage, responses=_errors(410), tags=["device"])
     async def events(
-        gateway: GatewayDep,
-        _device: Device,
-        after: Annotated[str | None, Query(max_length=32)] = None,
-        wait: Annotated[float, Query(ge=0, le=limits.MAX_WAIT_SECONDS)] = (
-            limits.DEFAULT_EVENTS_WAIT_SECONDS
-        ),
-        limit: Annotated[int, Query(ge=1, le=limits.MAX_LIMIT)] = limits.DEFAULT_EVENTS_LIMIT,
+        gateway: GatewayDep, _device: Device, query: Annotated[EventsQuery, Query()]
     ) -> Response:
-        cursor = _cursor(after, gateway)
-        if gateway.store.last_seq <= cursor:
-            await gateway.waiters.next_event(wait)
-        found = gateway.store.events_after(cursor, limit)
-        next_cursor = found[-1].seq if found else cursor
-        return Response(_events_body(gateway, found, next_cursor), media_type="application/json")
+        """Normally answered by LongPolls before this route; kept for the OpenAPI document."""
+        return Response(await events_page(gateway, query), media_type="application/json")
 
     @app.post(
         "/v1/prompts/{prompt_id}/answer",
@@ -426,6 +476,7 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
         return gateway.reply(prompt_id, body.text, body.device_id, body.idempotency_key)
 
     app.add_middleware(BodyLimit)
+    app.add_middleware(LongPolls, fastapi_app=app)
     app.add_middleware(RequestLog)
     return app
 

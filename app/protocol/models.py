@@ -301,6 +301,33 @@ class CancelRequest(RequestModel):
     reason: str | None = Field(default=None, max_length=limits.MAX_IDENTIFIER_CHARS)
 
 
+# ---- query strings -----------------------------------------------------------------------------
+
+
+class QueryModel(BaseModel):
+    """Query parameters: strings on the wire, parsed; unknown parameters are ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class EventsQuery(QueryModel):
+    """`GET /v1/events?after=&wait=&limit=`."""
+
+    after: str | None = Field(default=None, max_length=32)
+    wait: float = Field(
+        default=limits.DEFAULT_EVENTS_WAIT_SECONDS, ge=0, le=limits.MAX_WAIT_SECONDS
+    )
+    limit: int = Field(default=limits.DEFAULT_EVENTS_LIMIT, ge=1, le=limits.MAX_LIMIT)
+
+
+class ResultQuery(QueryModel):
+    """`GET /v1/prompts/{id}/result?wait=`."""
+
+    wait: float = Field(
+        default=limits.DEFAULT_RESULT_WAIT_SECONDS, ge=0, le=limits.MAX_WAIT_SECONDS
+    )
+
+
 # ---- records and responses -------------------------------------------------------------------
 
 
