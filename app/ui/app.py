@@ -105,9 +105,13 @@ class AskUserApp:
 
     @staticmethod
     def _icon_button(icon: ft.IconData, label: str, on_click) -> ft.Control:
-        """A 48×48 icon button, named by its tooltip."""
+        """A 48×48 icon button, named for screen readers by its icon's label."""
         return ft.IconButton(
-            icon, tooltip=label, on_click=on_click, width=theme.TAP, height=theme.TAP
+            ft.Icon(icon, semantics_label=label),
+            tooltip=label,
+            on_click=on_click,
+            width=theme.TAP,
+            height=theme.TAP,
         )
 
     # ---- rendering ---------------------------------------------------------------------

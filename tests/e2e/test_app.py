@@ -267,3 +267,22 @@ def test_desktop_keys_choose_submit_and_dismiss(browser, stack, agent):
     page.mouse.click(450, 70)
     page.keyboard.press("Escape")
     assert second.result(timeout=30) == {"status": "no_answer", "reason": "dismissed"}
+
+
+def test_clear_history_on_purpose_and_settings_are_named(browser, stack, agent):
+    gateway, app = stack
+    result = ask(agent, gateway, SINGLE)
+    page = open_app(browser, app.url)
+    expect(page.get_by_role("button", name="Dismiss")).to_be_visible(timeout=TIMEOUT)
+    page.get_by_role("button", name="Dismiss").click()
+    assert result.result(timeout=30)["status"] == "no_answer"
+    expect(summary(page, "Dismissed", "Target: —")).to_be_visible(timeout=TIMEOUT)
+    page.get_by_role("button", name="Settings").click()  # named for screen readers
+    expect(page.get_by_role("textbox", name="Gateway URL")).to_be_visible(timeout=TIMEOUT)
+    shot(page, "11-settings")
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="Clear history").click()
+    page.get_by_role("button", name="Clear", exact=True).click()
+    expect(page.get_by_text("No questions yet", exact=False)).to_be_visible(timeout=TIMEOUT)
+    expect(summary(page, "Dismissed", "Target: —")).to_have_count(0)
+    shot(page, "12-history-cleared")

