@@ -131,6 +131,8 @@ class GatewayProcess:
     port: int = field(default_factory=free_port)
     process: subprocess.Popen | None = None
     log_path: Path | None = None
+    log_level: str = "info"
+    preexec_fn: Callable[[], Any] | None = None  # e.g. raise the child's file limit
 
     @property
     def url(self) -> str:
@@ -153,7 +155,10 @@ class GatewayProcess:
                 str(self.port),
                 "--data-dir",
                 str(self.data_dir),
+                "--log-level",
+                self.log_level,
             ],
+            preexec_fn=self.preexec_fn,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,

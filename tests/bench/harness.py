@@ -8,7 +8,6 @@ import platform
 import resource
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -16,7 +15,8 @@ from typing import Any
 
 import httpx
 
-from tests.support import AGENT_TOKEN, DEVICE_TOKEN, TOKENS, free_port
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN
+from tests.support import GatewayProcess as TestGatewayProcess
 
 
 def raise_file_limit() -> int:
@@ -54,46 +54,16 @@ def emit(name: str, **data: Any) -> None:
     print(json.dumps({"benchmark": name, "machine": machine(), **data}), flush=True)
 
 
-class GatewayProcess:
-    """`python -m app gateway` in its own process (its own core and GIL), fresh data dir."""
+class GatewayProcess(TestGatewayProcess):
+    """`python -m app gateway` in its own process (its own core and GIL), fresh data dir,
+    with the file limit raised for thousands of connections."""
 
     def __init__(self) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="ask-user-bench-")
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = dict(os.environ)
-        env.update(
-            ASK_USER_AGENT_TOKENS=",".join(TOKENS.agent),
-            ASK_USER_DEVICE_TOKENS=",".join(TOKENS.device),
+        super().__init__(
+            Path(self.tmp.name) / "data", log_level="warning", preexec_fn=raise_file_limit
         )
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "app",
-                "gateway",
-                "--port",
-                str(self.port),
-                "--data-dir",
-                str(Path(self.tmp.name) / "data"),
-                "--log-level",
-                "warning",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=raise_file_limit,
-        )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise RuntimeError("gateway did not start")
-            time.sleep(0.05)
+        self.start()
 
     def rss_bytes(self) -> int:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
@@ -105,12 +75,10 @@ class GatewayProcess:
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
     def stop(self) -> None:
-        self.process.terminate()
         try:
-            self.process.wait(10)
+            self.terminate()
         except subprocess.TimeoutExpired:  # open long-polls can hold a graceful shutdown
-            self.process.kill()
-            self.process.wait(10)
+            self.kill()
         self.tmp.cleanup()
 
 
