@@ -44,11 +44,9 @@ class AskUserApp:
 
     # ---- building ----------------------------------------------------------------------
 
-    @property
-    def strings(self) -> Strings:
-        return Strings(self.core.store.get_meta("language") or "en")
-
     def build(self) -> None:
+        """(Re)build the screen; the language is read here, once, not on every refresh."""
+        self.strings = Strings(self.core.store.get_meta("language") or "en")
         s = self.strings
         page = self.page
         page.title = s("app_title")

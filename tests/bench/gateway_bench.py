@@ -56,6 +56,14 @@ async def _idle_polls(url: str, count: int) -> tuple[list[asyncio.Task], list[ht
     return tasks, clients
 
 
+async def _release(tasks: list[asyncio.Task], clients: list[httpx.AsyncClient]) -> None:
+    """Stop the idle polls and close their connections."""
+    for task in tasks:
+        task.cancel()
+    for client in clients:
+        await client.aclose()
+
+
 async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float]]:
     """Create → a polling device sees it; answer → the agent's waiting /result returns."""
     agent, device = agent_client(url), device_client(url)
@@ -106,10 +114,7 @@ async def latency(iterations: int = 500, idle_levels=(1, 100, 1000)) -> None:
                 ratio_p50_answer_to_agent=round(answer["p50_ms"] / baseline["p50_ms"], 2),
                 target="p50 <= 1.5x health round trip; p99 < 10 ms with 1,000 idle polls",
             )
-            for task in tasks:
-                task.cancel()
-            for client in clients:
-                await client.aclose()
+            await _release(tasks, clients)
     finally:
         gateway.stop()
 
@@ -143,10 +148,7 @@ async def capacity(levels=(1000, 5000, 10000), iterations: int = 100) -> None:
                 ratio_p50=round(create["p50_ms"] / baseline["p50_ms"], 2),
                 target="10,000 idle polls under 300 MB RSS",
             )
-            for task in tasks:
-                task.cancel()
-            for client in clients:
-                await client.aclose()
+            await _release(tasks, clients)
             await asyncio.sleep(1)
     finally:
         gateway.stop()
