@@ -3,11 +3,8 @@
 import asyncio
 import contextlib
 import logging
-import re
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
-from urllib.parse import parse_qsl, unquote
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,7 +22,6 @@ from app.protocol import (
     ErrorCode,
     EventsPage,
     EventsQuery,
-    FieldError,
     Health,
     PendingResult,
     PromptList,
@@ -35,16 +31,22 @@ from app.protocol import (
     ResultQuery,
     RunCancelled,
     ToolResult,
-    ensure_main_session,
-    field_errors,
     limits,
-    parse_model,
+    protocol_error_from,
     render_prompt_text,
 )
 
 from .auth import Authenticator
 from .clock import Clock
 from .config import GatewayConfig
+from .hot_routes import (
+    HotRoutes,
+    create_response,
+    device_change_response,
+    events_response,
+    result_response,
+)
+from .middleware import BodyLimit, RequestLog, WokenFirst, error_response
 from .service import Gateway, fingerprint
 from .store import PromptStore
 
@@ -89,186 +91,24 @@ _HTTP_ERROR_MESSAGE = {
 }
 
 
-def error_response(exc: ProtocolError) -> JSONResponse:
-    return JSONResponse(exc.to_body(), status_code=exc.http_status)
+def served_app(app: FastAPI) -> Any:
+    """What uvicorn runs: the request log, then the hot routes, then the framework."""
+    return RequestLog(HotRoutes(app))
 
 
-class BodyLimit:
-    """413 with the contract's error body for request bodies over the limit.
-
-    The body (at most 64 KiB) is read before the route runs, whether or not it declares its
-    length, then handed on unchanged; later receives (disconnects) pass straight through.
-    """
-
-    def __init__(self, app: Any, max_bytes: int = limits.MAX_BODY_BYTES) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-        too_large = error_response(
-            ProtocolError(
-                ErrorCode.PAYLOAD_TOO_LARGE,
-                f"request bodies are limited to {self.max_bytes} bytes",
-            )
-        )
-        for name, value in scope.get("headers", ()):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await too_large(scope, receive, send)
-                return
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self.max_bytes:
-                await too_large(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
-        buffered: list[dict] = [{"type": "http.request", "body": b"".join(chunks)}]
-
-        async def replay() -> dict:
-            return buffered.pop() if buffered else await receive()
-
-        await self.app(scope, replay, send)
-
-
-class RequestLog:
-    """One info line per request: method, path, status, milliseconds. Never a header."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def send_and_note(message: dict) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_and_note)
-        finally:
-            if log.isEnabledFor(logging.INFO):
-                log.info(
-                    "%s %s %d %.1fms",
-                    scope["method"],
-                    scope["path"],
-                    status,
-                    (time.perf_counter() - started) * 1000,
-                )
-
-
-def _cursor(value: str | None, gateway: Gateway) -> int:
-    if value is None or value == "":
-        return gateway.store.last_seq
-    if not value.isdigit():
-        raise ProtocolError(
-            ErrorCode.INVALID_REQUEST,
-            "after: not a cursor this gateway made",
-            [FieldError("after", "must be a cursor returned by this gateway")],
-        )
-    seq = int(value)
-    if seq < gateway.store.pruned_through or seq > gateway.store.last_seq:
-        raise ProtocolError(
-            ErrorCode.CURSOR_EXPIRED,
-            "the cursor is older than the events this gateway keeps (or from another "
-            "gateway): re-sync from GET /v1/prompts",
-        )
-    return seq
-
-
-def _events_body(gateway: Gateway, events: list, cursor: int) -> str:
-    """The events page as JSON text, splicing in the stored record JSON without re-encoding."""
-    items = ",".join(
-        f'{{"seq":{e.seq},"type":"{e.type}","prompt":{e.record_json}}}' for e in events
-    )
-    return f'{{"events":[{items}],"cursor":"{cursor}","serverTime":"{gateway.server_time()}"}}'
-
-
-async def events_page(gateway: Gateway, query: EventsQuery) -> str:
-    """The long-poll: events after the cursor, at once or when the next one is appended."""
-    cursor = _cursor(query.after, gateway)
-    if gateway.store.last_seq <= cursor:
-        await gateway.waiters.next_event(query.wait)
-    found = gateway.store.events_after(cursor, query.limit)
-    return _events_body(gateway, found, found[-1].seq if found else cursor)
-
-
-async def result_body(gateway: Gateway, owner: str, prompt_id: str, query: ResultQuery) -> dict:
-    result = await gateway.wait_result(owner, prompt_id, query.wait)
-    return result.to_wire() if result else {"status": "pending"}
-
-
-_RESULT_PATH = re.compile(r"^/v1/prompts/([^/]+)/result$")
-
-
-class LongPolls:
-    """Serves the two long-polls (`/v1/events`, `/result`) straight from ASGI.
-
-    A parked request then holds only this handler, not the framework's request stack, which
-    is most of what an idle poll costs. Same auth, query model and responses as the routes.
-    """
-
-    def __init__(self, app: Any, fastapi_app: FastAPI) -> None:
-        self.app = app
-        self.fastapi_app = fastapi_app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET":
-            path = scope["path"]
-            match = None if path == "/v1/events" else _RESULT_PATH.match(path)
-            if path == "/v1/events" or match:
-                await self._serve(scope, receive, send, match.group(1) if match else None)
-                return
-        await self.app(scope, receive, send)
-
-    async def _serve(self, scope: dict, receive: Any, send: Any, prompt_id: str | None) -> None:
-        state = self.fastapi_app.state
-        headers = dict(scope.get("headers") or ())
-        authorization = headers.get(b"authorization", b"").decode("latin-1") or None
-        params = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        try:
-            if prompt_id is None:
-                state.auth.require(authorization, "device")
-                query = parse_model(EventsQuery, params)
-                response: Response = Response(
-                    await events_page(state.gateway, query), media_type="application/json"
-                )
-            else:
-                owner = fingerprint(state.auth.require(authorization, "agent"))
-                query = parse_model(ResultQuery, params)
-                response = JSONResponse(
-                    await result_body(state.gateway, owner, unquote(prompt_id), query)
-                )
-        except ProtocolError as exc:
-            response = error_response(exc)
-        await response(scope, receive, send)
-
-
-def _gateway(request: Request) -> Gateway:
+# The dependencies are `async def` on purpose: FastAPI runs a plain `def` dependency on a worker
+# thread, a thread hop per request for a dictionary lookup (seen in the profile, #8).
+async def _gateway(request: Request) -> Gateway:
     return request.app.state.gateway
 
 
-def _agent(credentials: Credentials, request: Request) -> str:
+async def _agent(credentials: Credentials, request: Request) -> str:
     """The fingerprint of the agent token: prompts belong to the agent that made them."""
     auth: Authenticator = request.app.state.auth
     return fingerprint(auth.require(request.headers.get("authorization"), "agent"))
 
 
-def _device(credentials: Credentials, request: Request) -> None:
+async def _device(credentials: Credentials, request: Request) -> None:
     request.app.state.auth.require(request.headers.get("authorization"), "device")
 
 
@@ -278,7 +118,8 @@ Device = Annotated[None, Depends(_device)]
 
 
 def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
-    """The gateway as an ASGI app; its store opens and its deadlines arm at start-up."""
+    """The gateway's routes as a FastAPI app (serve it through `served_app`); its store opens
+    and its deadlines arm at start-up."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -324,9 +165,7 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         endpoint = request.scope.get("endpoint")
         code = _INVALID_BODY_CODE.get(getattr(endpoint, "__name__", ""), ErrorCode.INVALID_REQUEST)
-        fields = field_errors(exc)  # type: ignore[arg-type]
-        summary = "; ".join(str(f) for f in fields) or "invalid request"
-        return error_response(ProtocolError(code, summary, fields))
+        return error_response(protocol_error_from(exc, code))  # type: ignore[arg-type]
 
     @app.get("/v1/health", response_model=Health, tags=["meta"])
     async def health() -> dict:
@@ -348,9 +187,7 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     async def create_prompt(
         gateway: GatewayDep, body: CreatePromptRequest, owner: Agent
     ) -> Response:
-        ensure_main_session(body)
-        record, created = gateway.create(owner, body)
-        return JSONResponse(record.to_wire(), status_code=201 if created else 200)
+        return create_response(gateway, owner, body)
 
     @app.get(
         "/v1/prompts/{prompt_id}/result",
@@ -361,8 +198,8 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     async def prompt_result(
         gateway: GatewayDep, prompt_id: str, owner: Agent, query: Annotated[ResultQuery, Query()]
     ) -> Response:
-        """Normally answered by LongPolls before this route; kept for the OpenAPI document."""
-        return JSONResponse(await result_body(gateway, owner, prompt_id, query))
+        """Answered by HotRoutes in front of the framework; declared here for the OpenAPI."""
+        return await result_response(gateway, owner, prompt_id, query.wait)
 
     @app.post(
         "/v1/prompts/{prompt_id}/cancel",
@@ -438,8 +275,8 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     async def events(
         gateway: GatewayDep, _device: Device, query: Annotated[EventsQuery, Query()]
     ) -> Response:
-        """Normally answered by LongPolls before this route; kept for the OpenAPI document."""
-        return Response(await events_page(gateway, query), media_type="application/json")
+        """Answered by HotRoutes in front of the framework; declared here for the OpenAPI."""
+        return await events_response(gateway, query)
 
     @app.post(
         "/v1/prompts/{prompt_id}/answer",
@@ -449,8 +286,8 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     )
     async def answer_prompt(
         gateway: GatewayDep, prompt_id: str, body: AnswerRequest, _device: Device
-    ) -> dict:
-        return gateway.answer(prompt_id, body.answers, body.device_id, body.idempotency_key)
+    ) -> Response:
+        return device_change_response(gateway, prompt_id, "answer", body)
 
     @app.post(
         "/v1/prompts/{prompt_id}/dismiss",
@@ -460,9 +297,8 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     )
     async def dismiss_prompt(
         gateway: GatewayDep, prompt_id: str, _device: Device, body: DismissRequest | None = None
-    ) -> dict:
-        body = body or DismissRequest()
-        return gateway.dismiss(prompt_id, body.device_id, body.idempotency_key)
+    ) -> Response:
+        return device_change_response(gateway, prompt_id, "dismiss", body)
 
     @app.post(
         "/v1/prompts/{prompt_id}/reply",
@@ -472,12 +308,11 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     )
     async def reply_to_prompt(
         gateway: GatewayDep, prompt_id: str, body: ReplyRequest, _device: Device
-    ) -> dict:
-        return gateway.reply(prompt_id, body.text, body.device_id, body.idempotency_key)
+    ) -> Response:
+        return device_change_response(gateway, prompt_id, "reply", body)
 
     app.add_middleware(BodyLimit)
-    app.add_middleware(LongPolls, fastapi_app=app)
-    app.add_middleware(RequestLog)
+    app.add_middleware(WokenFirst)
     return app
 
 

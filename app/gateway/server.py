@@ -10,22 +10,23 @@ import time
 from dataclasses import dataclass
 
 import uvicorn
+from fastapi import FastAPI
 
-from .api import create_app
+from .api import create_app, served_app
 from .clock import Clock
 from .config import GatewayConfig
 
 
-def _server(config: GatewayConfig, clock: Clock | None, log_level: str) -> uvicorn.Server:
-    app = create_app(config, clock)
+def _server(app: FastAPI, log_level: str) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
-            app,
+            served_app(app),
             log_level=log_level,
             access_log=False,  # RequestLog writes one line per request, never a header
             timeout_keep_alive=75,  # longer than the longest wait, so polls reuse connections
             backlog=4096,
             lifespan="on",
+            proxy_headers=False,  # nothing here reads the client address; one layer less
         )
     )
 
@@ -40,7 +41,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def serve(config: GatewayConfig, log_level: str = "info") -> None:
     """Serve in the foreground until interrupted."""
-    server = _server(config, None, log_level)
+    server = _server(create_app(config), log_level)
     sock = _bind(config.host, config.port)
     server.run(sockets=[sock])
 
@@ -54,7 +55,8 @@ class EmbeddedGateway:
     log_level: str = "warning"
 
     def __post_init__(self) -> None:
-        self._server = _server(self.config, self.clock, self.log_level)
+        self.app = create_app(self.config, self.clock)
+        self._server = _server(self.app, self.log_level)
         self._sock = _bind(self.config.host, self.config.port)
         self.port = self._sock.getsockname()[1]
         self._thread = threading.Thread(target=self._run, name="ask-user-gateway", daemon=True)

@@ -121,7 +121,9 @@ class Gateway:
     async def wait_result(self, owner: str, prompt_id: str, wait: float) -> ToolResult | None:
         """The tool result once terminal; None if still pending when `wait` seconds pass."""
         record = self.owned(owner, prompt_id)
-        if record.is_pending and await self.waiters.result_of(prompt_id, wait):
+        if record.is_pending and wait > 0:
+            del record  # a parked wait holds no record: thousands of them wait at once (#8)
+            await self.waiters.result_of(prompt_id, wait)
             record = self.owned(owner, prompt_id)
         return tool_result(record)
 

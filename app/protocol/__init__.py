@@ -35,7 +35,13 @@ from .render import render_prompt_text
 from .replies import parse_reply
 from .result import answered, no_answer, tool_result
 from .text import cut, grapheme_clusters, is_authored_other, is_rtl
-from .validation import ensure_main_session, field_errors, parse_model, validate_prompt
+from .validation import (
+    ensure_main_session,
+    field_errors,
+    parse_model,
+    protocol_error_from,
+    validate_prompt,
+)
 
 __all__ = [
     "TERMINAL_STATUSES",
@@ -76,6 +82,7 @@ __all__ = [
     "no_answer",
     "parse_model",
     "parse_reply",
+    "protocol_error_from",
     "render_prompt_text",
     "tool_result",
     "validate_prompt",

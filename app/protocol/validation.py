@@ -74,6 +74,7 @@ def parse_model(model: type[M], data: Any, code: str = ErrorCode.INVALID_REQUEST
 
 
 def protocol_error_from(exc: ValidationError, code: str) -> ProtocolError:
+    """One ProtocolError naming every field (also for FastAPI's RequestValidationError)."""
     errors = field_errors(exc)
     return ProtocolError(code, _summary(errors), errors)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import httpx
 
@@ -64,27 +66,34 @@ async def _release(tasks: list[asyncio.Task], clients: list[httpx.AsyncClient]) 
         await client.aclose()
 
 
+async def _received(client: httpx.AsyncClient, path: str, **params) -> tuple[httpx.Response, float]:
+    """A long-poll's response and the moment it arrived (not when the caller got round to it)."""
+    response = await client.get(path, params=params)
+    return response, time.perf_counter()
+
+
 async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float]]:
     """Create → a polling device sees it; answer → the agent's waiting /result returns."""
     agent, device = agent_client(url), device_client(url)
     to_device, to_agent = [], []
     cursor = (await device.get("/v1/prompts")).json()["cursor"]
     for i in range(iterations):
-        poll = asyncio.create_task(device.get("/v1/events", params={"after": cursor, "wait": 30}))
+        poll = asyncio.create_task(_received(device, "/v1/events", after=cursor, wait=30))
         await asyncio.sleep(0.002)  # the poll is parked
         started = time.perf_counter()
         created = (await agent.post("/v1/prompts", json={**PROMPT, "sessionKey": f"s{i}"})).json()
-        page = (await poll).json()
-        to_device.append(time.perf_counter() - started)
-        cursor = page["cursor"]
+        page, received = await poll
+        to_device.append(received - started)
+        cursor = page.json()["cursor"]
         result = asyncio.create_task(
-            agent.get(f"/v1/prompts/{created['id']}/result", params={"wait": 30})
+            _received(agent, f"/v1/prompts/{created['id']}/result", wait=30)
         )
         await asyncio.sleep(0.002)
         started = time.perf_counter()
         await device.post(f"/v1/prompts/{created['id']}/answer", json={"answers": {"q": ["A"]}})
-        assert (await result).json()["status"] == "answered"
-        to_agent.append(time.perf_counter() - started)
+        response, received = await result
+        assert response.json()["status"] == "answered"
+        to_agent.append(received - started)
         cursor = (await device.get("/v1/events", params={"after": cursor, "wait": 0})).json()[
             "cursor"
         ]
@@ -173,37 +182,80 @@ async def _healths(client, seconds: float) -> int:
     done = 0
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
-        await client.get("/v1/health")
+        (await client.get("/v1/health")).raise_for_status()
         done += 1
     return done
 
 
-async def throughput(seconds: float = 5.0, concurrency_levels=(1, 8)) -> None:
+async def _load(kind: str, url: str, agents: int, seconds: float, tag: str) -> float:
+    agent, device = agent_client(url), device_client(url)
+    started = time.perf_counter()
+    if kind == "cycles":
+        counts = await asyncio.gather(
+            *(_cycles(agent, device, f"{tag}-{a}", seconds) for a in range(agents))
+        )
+    else:
+        counts = await asyncio.gather(*(_healths(device, seconds) for _ in range(agents)))
+    rate = sum(counts) / (time.perf_counter() - started)
+    await agent.aclose()
+    await device.aclose()
+    return rate
+
+
+def _load_process(kind: str, url: str, agents: int, seconds: float, tag: str) -> float:
+    """One load process: `agents` concurrent loops for `seconds`; returns its rate per second."""
+    return asyncio.run(_load(kind, url, agents, seconds, tag))
+
+
+def _run_load(
+    gateway: GatewayProcess, kind: str, agents: int, processes: int, seconds: float
+) -> tuple[float, float]:
+    """The combined rate of `processes` load processes, and the gateway's CPU seconds per
+    operation over the same interval (user + system, from /proc)."""
+    per_process = [agents // processes + (i < agents % processes) for i in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(processes, mp_context=context) as pool:
+        list(pool.map(_warm_up, range(processes)))  # imports done before the clock starts
+        cpu_before = gateway.cpu_seconds()
+        futures = [
+            pool.submit(_load_process, kind, gateway.url, n, seconds, f"{kind}{agents}-{i}")
+            for i, n in enumerate(per_process)
+        ]
+        rate = sum(f.result() for f in futures)
+        cpu = gateway.cpu_seconds() - cpu_before
+    return rate, cpu / (rate * seconds)
+
+
+def _warm_up(_: int) -> None:
+    return None
+
+
+async def throughput(
+    seconds: float = 5.0, concurrency_levels=(1, 8), load_processes: int = 2
+) -> None:
+    """Cycles per second, with the load from separate processes (agents are separate programs,
+    and one Python client process tops out near the gateway's own rate), beside the same
+    processes' bare health requests per second. The gateway's CPU time per cycle says what one
+    core could sustain whatever the client."""
     gateway = GatewayProcess()
     try:
-        for concurrency in concurrency_levels:
-            agent, device = agent_client(gateway.url), device_client(gateway.url)
-            started = time.perf_counter()
-            healths = await asyncio.gather(*(_healths(device, seconds) for _ in range(concurrency)))
-            health_rate = sum(healths) / (time.perf_counter() - started)
-            started = time.perf_counter()
-            cycles = await asyncio.gather(
-                *(
-                    _cycles(agent, device, f"w{concurrency}-{w}", seconds)
-                    for w in range(concurrency)
-                )
-            )
-            cycle_rate = sum(cycles) / (time.perf_counter() - started)
+        for agents in concurrency_levels:
+            processes = min(agents, load_processes)
+            health_rate, cpu_per_health = _run_load(gateway, "health", agents, processes, seconds)
+            cycle_rate, cpu_per_cycle = _run_load(gateway, "cycles", agents, processes, seconds)
             emit(
                 "throughput",
-                agents=concurrency,
+                agents=agents,
+                load_processes=processes,
                 cycles_per_s=round(cycle_rate, 1),
                 baseline_health_per_s=round(health_rate, 1),
                 requests_per_cycle=3,
                 ratio_cycle_requests_to_health=round(cycle_rate * 3 / health_rate, 2),
+                gateway_cpu_ms_per_cycle=round(cpu_per_cycle * 1000, 3),
+                gateway_cpu_ms_per_health=round(cpu_per_health * 1000, 3),
+                ratio_cpu_cycle_to_health=round(cpu_per_cycle / cpu_per_health, 2),
+                one_core_ceiling_cycles_per_s=round(1 / cpu_per_cycle),
                 target=">= 1,000 cycles per second",
             )
-            await agent.aclose()
-            await device.aclose()
     finally:
         gateway.stop()

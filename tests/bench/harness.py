@@ -71,6 +71,11 @@ class GatewayProcess(TestGatewayProcess):
                 return int(line.split()[1]) * 1024
         return 0
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the gateway process has used so far."""
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def open_fds(self) -> int:
         return len(os.listdir(f"/proc/{self.process.pid}/fd"))
 
