@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from app.protocol import ErrorCode, FieldError, ProtocolError, limits
+from app.protocol import ErrorCode, FieldError, ProtocolError, json_error_message, limits
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -70,11 +70,11 @@ def decode_json_body(scope: dict, raw: bytes, code: str, required: bool = True) 
         )
     try:
         return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        detail = getattr(exc, "msg", None) or str(exc)
-        where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
-        message = f"not valid JSON: {detail}{where}"
-        raise ProtocolError(code, message, [FieldError("", message)]) from None
+    except json.JSONDecodeError as exc:
+        message = json_error_message(exc.msg, exc.pos)
+    except UnicodeDecodeError as exc:
+        message = json_error_message(f"not UTF-8 ({exc.reason})", exc.start)
+    raise ProtocolError(code, message, [FieldError("", message)])
 
 
 class BodyLimit:

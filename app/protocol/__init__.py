@@ -38,6 +38,7 @@ from .text import cut, grapheme_clusters, is_authored_other, is_rtl
 from .validation import (
     ensure_main_session,
     field_errors,
+    json_error_message,
     parse_model,
     protocol_error_from,
     validate_prompt,
@@ -78,6 +79,7 @@ __all__ = [
     "grapheme_clusters",
     "is_authored_other",
     "is_rtl",
+    "json_error_message",
     "limits",
     "no_answer",
     "parse_model",

@@ -39,8 +39,10 @@ def field_errors(exc: Any) -> list[FieldError]:
         if loc and loc[0] in ("body", "query", "path"):  # FastAPI names where the input was
             loc = loc[1:]
         template = _MESSAGES.get(err["type"])
-        if err["type"] == "json_invalid":
-            message = f"not valid JSON: {err.get('ctx', {}).get('error', err['msg'])}"
+        if err["type"] == "json_invalid":  # FastAPI puts the character offset in the path
+            offset = loc[0] if loc and isinstance(loc[0], int) else None
+            message = json_error_message(err.get("ctx", {}).get("error", err["msg"]), offset)
+            loc = ()
         elif err["type"] == "missing" and not loc:
             message = "a JSON body is required"
         elif isinstance(err.get("input"), bytes):
@@ -51,6 +53,11 @@ def field_errors(exc: Any) -> list[FieldError]:
             message = err["msg"]
         out.append(FieldError(format_path(loc), message))
     return out
+
+
+def json_error_message(detail: str, offset: int | None) -> str:
+    where = f" (at character {offset})" if offset is not None else ""
+    return f"not valid JSON: {detail}{where}"
 
 
 def _plain(ctx: dict[str, Any]) -> dict[str, Any]:
