@@ -21,15 +21,6 @@ from .harness import (
 )
 
 
-async def _health_round_trips(client: httpx.AsyncClient, n: int) -> list[float]:
-    samples = []
-    for _ in range(n):
-        started = time.perf_counter()
-        (await client.get("/v1/health")).raise_for_status()
-        samples.append(time.perf_counter() - started)
-    return samples
-
-
 async def _park_idle_polls(url: str, count: int, stop: Any) -> None:
     """`count` long-polls parked at the gateway, each on its own connection: agents waiting on
     `/result?wait=60` for prompts nobody answers during the run (an event poll would be woken
@@ -111,14 +102,20 @@ async def _received(client: httpx.AsyncClient, path: str, **params) -> tuple[htt
     return response, time.perf_counter()
 
 
-async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float]]:
-    """Create → a polling device sees it; answer → the agent's waiting /result returns."""
-    agent, device = agent_client(url), device_client(url)
-    to_device, to_agent = [], []
+async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float], list[float]]:
+    """Create → a polling device sees it; answer → the agent's waiting /result returns; and,
+    in the same iteration, the baseline: a bare health round trip from a third client of the
+    same library. Interleaving them puts the machine's noise (shared, bursty) on both sides."""
+    agent, device, bare = agent_client(url), device_client(url), device_client(url)
+    health, to_device, to_agent = [], [], []
     cursor = (await device.get("/v1/prompts")).json()["cursor"]
+    await bare.get("/v1/health")  # its connection is open before the first sample
     for i in range(iterations):
         poll = asyncio.create_task(_received(device, "/v1/events", after=cursor, wait=30))
         await asyncio.sleep(0.002)  # the poll is parked
+        started = time.perf_counter()
+        (await bare.get("/v1/health")).raise_for_status()
+        health.append(time.perf_counter() - started)
         started = time.perf_counter()
         created = (await agent.post("/v1/prompts", json={**PROMPT, "sessionKey": f"s{i}"})).json()
         page, received = await poll
@@ -136,9 +133,9 @@ async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float]
         cursor = (await device.get("/v1/events", params={"after": cursor, "wait": 0})).json()[
             "cursor"
         ]
-    await agent.aclose()
-    await device.aclose()
-    return to_device, to_agent
+    for client in (agent, device, bare):
+        await client.aclose()
+    return health, to_device, to_agent
 
 
 async def latency(iterations: int = 500, idle_levels=(1, 100, 1000)) -> None:
@@ -147,9 +144,8 @@ async def latency(iterations: int = 500, idle_levels=(1, 100, 1000)) -> None:
     try:
         for idle in idle_levels:
             with IdlePolls(gateway.url, idle):
-                async with device_client(gateway.url) as client:
-                    baseline = percentiles(await _health_round_trips(client, iterations))
-                to_device, to_agent = await _delivery(gateway.url, iterations)
+                health, to_device, to_agent = await _delivery(gateway.url, iterations)
+            baseline = percentiles(health)
             create = percentiles(to_device)
             answer = percentiles(to_agent)
             emit(
@@ -179,9 +175,8 @@ async def capacity(levels=(1000, 5000, 10000), iterations: int = 100) -> None:
             with IdlePolls(gateway.url, level):
                 rss = gateway.rss_bytes()
                 fds = gateway.open_fds()
-                async with device_client(gateway.url) as client:
-                    baseline = percentiles(await _health_round_trips(client, iterations))
-                to_device, _ = await _delivery(gateway.url, iterations)
+                health, to_device, _ = await _delivery(gateway.url, iterations)
+            baseline = percentiles(health)
             create = percentiles(to_device)
             emit(
                 "capacity",
