@@ -58,15 +58,8 @@ def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str]:
     if not _port_free("127.0.0.1", port):
         port = 0
     gateway = EmbeddedGateway(GatewayConfig(data_dir=data_dir, tokens=tokens, port=port)).start()
-    settings = Settings(**(store.get_json("settings") or {}))
-    store.set_json(
-        "settings",
-        {
-            "gateway_url": gateway.url,
-            "token": tokens.device[0],
-            "device_name": settings.device_name or socket.gethostname(),
-        },
-    )
+    name = Settings.load(store).device_name or socket.gethostname()
+    Settings(gateway_url=gateway.url, token=tokens.device[0], device_name=name).save(store)
     store.set_meta(EMBEDDED_MARK, "1")
     return gateway.url, tokens.file, tokens.agent[0]
 
@@ -74,7 +67,7 @@ def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str]:
 def run(args: argparse.Namespace, demo: bool = False) -> int:
     import flet as ft
 
-    from app.device import LocalStore, app_data_dir
+    from app.device import LocalStore, Settings, app_data_dir
     from app.device.paths import STORE_FILE
     from app.ui.app import AppOptions
     from app.ui.run import ASSETS_DIR, main, set_launch_options
@@ -84,12 +77,10 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     agent_token = os.environ.get("ASK_USER_AGENT_TOKEN")
     device_token = os.environ.get("ASK_USER_DEVICE_TOKEN")
     if agent_url and device_token:  # a gateway named by the environment wins
-        name = (store.get_json("settings") or {}).get("device_name") or socket.gethostname()
-        store.set_json(
-            "settings", {"gateway_url": agent_url, "token": device_token, "device_name": name}
-        )
+        name = Settings.load(store).device_name or socket.gethostname()
+        Settings(gateway_url=agent_url, token=device_token, device_name=name).save(store)
         store.set_meta(EMBEDDED_MARK, "0")
-    configured = bool((store.get_json("settings") or {}).get("gateway_url"))
+    configured = bool(Settings.load(store).gateway_url)
     hint = None
     if not configured or store.get_meta(EMBEDDED_MARK) == "1":
         agent_url, token_file, agent_token = start_embedded_gateway(store, args.gateway_port)

@@ -59,6 +59,14 @@ class Settings:
     def configured(self) -> bool:
         return bool(self.gateway_url and self.token)
 
+    @classmethod
+    def load(cls, store: LocalStore) -> Settings:
+        """The settings kept in the local store (empty ones before the first configuration)."""
+        return cls(**(store.get_json("settings") or {}))
+
+    def save(self, store: LocalStore) -> None:
+        store.set_json("settings", self.__dict__)
+
 
 class Backoff:
     """Exponential with full jitter between half and all of the step; reset on success."""
@@ -91,7 +99,7 @@ class DeviceCore:
         self._tasks: list[asyncio.Task] = []
         self._outbox_ready = asyncio.Event()
         self._settings_changed = asyncio.Event()
-        self.settings = Settings(**(store.get_json("settings") or {}))
+        self.settings = Settings.load(store)
 
     # ---- observing ---------------------------------------------------------------------
 
@@ -167,7 +175,7 @@ class DeviceCore:
     def configure(self, settings: Settings) -> None:
         """New gateway URL / token / name: saved, and the loop reconnects with them."""
         self.settings = settings
-        self.store.set_json("settings", settings.__dict__)
+        settings.save(self.store)
         self._settings_changed.set()
         self._changed()
 
