@@ -50,7 +50,6 @@ class AskUserApp:
         s = self.strings
         page = self.page
         page.title = s("app_title")
-        page.rtl = s.rtl
         theme.apply(page)
         page.padding = 0
         page.on_keyboard_event = self.on_key
@@ -60,14 +59,17 @@ class AskUserApp:
         self.banner = ft.Container(
             ft.Row([self.banner_icon, self.banner_text], spacing=8),
             padding=ft.Padding.symmetric(horizontal=16, vertical=8),
+            rtl=s.rtl,
         )
         self.sessions = ft.Dropdown(
             label=s("session"),
             value=ALL_SESSIONS,
             on_select=self.on_session,
-            visible=False,
             width=260,
         )
+        # Wrapped so screen readers (and browser tests) find it by name: Flet's Dropdown
+        # exposes an unnamed button otherwise. Shown only when there are several sessions.
+        self.session_picker = ft.Semantics(label=s("session"), content=self.sessions, visible=False)
         self.hint = ft.Text(
             self.options.agent_hint or "",
             size=12,
@@ -75,7 +77,13 @@ class AskUserApp:
             color=ft.Colors.ON_SURFACE_VARIANT,
             visible=bool(self.options.agent_hint),
         )
+        # The UI language sets the direction of the app's own chrome only (app bar, banner,
+        # dialogs, each card's status and buttons). Not the page's: a question keeps its own
+        # direction, so an English question reads left to right in the Persian UI and a Persian
+        # one right to left in the English UI (Flet cannot say "left to right" below a
+        # right-to-left parent, only the reverse).
         page.appbar = ft.AppBar(
+            rtl=s.rtl,
             title=ft.Text(s("app_title")),
             actions=[
                 self._icon_button(
@@ -90,8 +98,9 @@ class AskUserApp:
                 [
                     self.banner,
                     ft.Container(
-                        ft.Column([self.sessions, self.hint], spacing=4, tight=True),
+                        ft.Column([self.session_picker, self.hint], spacing=4, tight=True),
                         padding=ft.Padding.symmetric(horizontal=16),
+                        rtl=s.rtl,
                     ),
                     self.timeline.view,
                 ],
@@ -169,7 +178,7 @@ class AskUserApp:
     def _render_sessions(self) -> None:
         s = self.strings
         sessions = self.core.store.sessions()
-        self.sessions.visible = len(sessions) > 1
+        self.session_picker.visible = len(sessions) > 1
         options = [ft.dropdown.Option(key=ALL_SESSIONS, text=s("all_sessions"))]
         for key, pending in sessions:
             options.append(
@@ -268,8 +277,15 @@ class AskUserApp:
 
         self.page.show_dialog(
             ft.AlertDialog(
+                rtl=s.rtl,
                 title=ft.Text(s("settings")),
-                content=ft.Column([url, token, name, language], tight=True, spacing=12, width=420),
+                content=ft.Column(
+                    # Named for screen readers, as the session picker is.
+                    [url, token, name, ft.Semantics(label=s("language"), content=language)],
+                    tight=True,
+                    spacing=12,
+                    width=420,
+                ),
                 actions=[
                     ft.TextButton(
                         s("cancel"), on_click=lambda _: self.page.pop_dialog(), height=theme.TAP
@@ -289,6 +305,7 @@ class AskUserApp:
 
         self.page.show_dialog(
             ft.AlertDialog(
+                rtl=s.rtl,
                 title=ft.Text(s("clear_history")),
                 content=ft.Text(s("clear_history_confirm")),
                 actions=[

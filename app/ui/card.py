@@ -211,7 +211,7 @@ class PromptCard:
             weight=ft.FontWeight.W_600,
             color=ft.Colors.PRIMARY,
         )
-        self.error = ft.Text("", color=ft.Colors.ERROR, visible=False)
+        self.error = ft.Text("", color=ft.Colors.ERROR, visible=False, rtl=s.rtl)
         self.submit_button = ft.FilledButton(
             content=s("submit"),
             icon=ft.Icons.SEND,
@@ -240,6 +240,7 @@ class PromptCard:
                     self.countdown,
                 ],
                 alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
+                rtl=s.rtl,  # the app's chrome; each question block has its own direction
             ),
         ]
         for index, block in enumerate(self.blocks):
@@ -253,6 +254,7 @@ class PromptCard:
                 alignment=ft.MainAxisAlignment.END,
                 spacing=12,
                 wrap=True,
+                rtl=s.rtl,
             ),
         ]
         self.view = ft.Card(

@@ -69,6 +69,7 @@ class SummaryTile:
                             ft.Text(_time(item), size=12, color=ft.Colors.ON_SURFACE_VARIANT),
                         ],
                         alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
+                        rtl=strings.rtl,  # the status is the app's; each line has its own
                     ),
                     *lines,
                 ],

@@ -35,6 +35,7 @@ class Timeline:
             ),
             padding=32,
             alignment=ft.Alignment.CENTER,
+            rtl=strings.rtl,
         )
         self.view = ft.ListView(
             controls=[self.empty],

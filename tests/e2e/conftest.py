@@ -36,8 +36,11 @@ def chromium_path() -> str:
     raise RuntimeError("browser tests need Debian's chromium: apt-get install -y chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """One browser for the browser tests, closed when they end: Playwright's sync API keeps an
+    event loop running in this thread while open, and `asyncio.run` in later tests refuses to
+    start inside it."""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_FLAGS)
         yield browser

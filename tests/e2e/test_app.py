@@ -286,3 +286,48 @@ def test_clear_history_on_purpose_and_settings_are_named(browser, stack, agent):
     expect(page.get_by_text("No questions yet", exact=False)).to_be_visible(timeout=TIMEOUT)
     expect(summary(page, "Dismissed", "Target: —")).to_have_count(0)
     shot(page, "12-history-cleared")
+
+
+def test_session_picker_shows_one_session(browser, stack, agent):
+    gateway, app = stack
+    ask(agent, gateway, SINGLE, session="deploy")
+    next_pending(gateway.url)
+    ask(agent, gateway, THREE, session="main")
+    page = open_app(browser, app.url)
+    expect(page.get_by_role("radio", name="SQLite")).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_role("radio", name="Production")).to_be_visible(timeout=TIMEOUT)
+    page.get_by_role("button", name="Session").click()  # shown: two sessions are pending
+    page.get_by_role("button", name="deploy (1)").click()
+    expect(page.get_by_role("radio", name="SQLite")).to_have_count(0, timeout=TIMEOUT)
+    expect(page.get_by_role("radio", name="Production")).to_be_visible(timeout=TIMEOUT)
+    shot(page, "13-session-picker-one-session")
+    page.get_by_role("button", name="Session").click()
+    page.get_by_role("button", name="All sessions").click()
+    expect(page.get_by_role("radio", name="SQLite")).to_be_visible(timeout=TIMEOUT)
+
+
+def test_switching_to_persian_in_settings_lasts_across_a_restart(browser, stack, agent):
+    gateway, app = stack
+    page = open_app(browser, app.url)
+    page.get_by_role("button", name="Settings").click()
+    page.get_by_role("button", name="Language").click()  # named for screen readers
+    page.get_by_role("button", name="فارسی").click()
+    page.get_by_role("button", name="Save").click()
+    expect(page.get_by_text("پرسش از کاربر")).to_be_visible(timeout=TIMEOUT)  # the title
+    result = ask(agent, gateway, SINGLE)  # an English question, in a Persian app
+    expect(page.get_by_role("button", name="رد کردن")).to_be_visible(timeout=TIMEOUT)
+    shot(page, "14-persian-ui-english-question")
+    # The chrome is right to left, the English question left to right (viewport 900 wide).
+    assert page.get_by_text("پرسش از کاربر").bounding_box()["x"] > 450
+    assert page.get_by_role("radio", name="Production").bounding_box()["x"] < 200
+    assert page.get_by_role("button", name="رد کردن").bounding_box()["x"] < 450
+    page.context.close()
+    app.stop()
+    again = AppProcess(app.data_dir, gateway.url).start()
+    try:
+        page = open_app(browser, again.url)
+        expect(page.get_by_role("button", name="تنظیمات")).to_be_visible(timeout=TIMEOUT)
+        page.get_by_role("button", name="رد کردن").click()
+        assert result.result(timeout=30) == {"status": "no_answer", "reason": "dismissed"}
+    finally:
+        again.stop()
