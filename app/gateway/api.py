@@ -40,6 +40,7 @@ from .auth import Authenticator
 from .clock import Clock
 from .config import GatewayConfig
 from .hot_routes import (
+    INVALID_BODY_CODE,
     HotRoutes,
     create_response,
     device_change_response,
@@ -71,11 +72,12 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {s: {"model": ErrorBody, "description": _ERROR_STATUS_TEXT[s]} for s in sorted(every)}
 
 
-# The error code a malformed body of each route gets.
-_INVALID_BODY_CODE = {
-    "create_prompt": ErrorCode.INVALID_PROMPT,
-    "answer_prompt": ErrorCode.INVALID_ANSWER,
-    "reply_to_prompt": ErrorCode.INVALID_REPLY,
+# Which change each body-taking route is: its malformed body gets that change's error code.
+_ACTION_OF_ENDPOINT = {
+    "create_prompt": "create",
+    "answer_prompt": "answer",
+    "dismiss_prompt": "dismiss",
+    "reply_to_prompt": "reply",
 }
 
 
@@ -164,7 +166,8 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
         endpoint = request.scope.get("endpoint")
-        code = _INVALID_BODY_CODE.get(getattr(endpoint, "__name__", ""), ErrorCode.INVALID_REQUEST)
+        action = _ACTION_OF_ENDPOINT.get(getattr(endpoint, "__name__", ""), "")
+        code = INVALID_BODY_CODE.get(action, ErrorCode.INVALID_REQUEST)
         return error_response(protocol_error_from(exc, code))  # type: ignore[arg-type]
 
     @app.get("/v1/health", response_model=Health, tags=["meta"])

@@ -102,11 +102,18 @@ def device_change_response(
     return JSONResponse(record)
 
 
-# The body model, the error code of a bad body, and whether a body is required.
-_DEVICE_CHANGES: dict[str, tuple[type, str, bool]] = {
-    "answer": (AnswerRequest, ErrorCode.INVALID_ANSWER, True),
-    "dismiss": (DismissRequest, ErrorCode.INVALID_REQUEST, False),
-    "reply": (ReplyRequest, ErrorCode.INVALID_REPLY, True),
+# The error code a malformed body of each change gets (the FastAPI routes use it too).
+INVALID_BODY_CODE = {
+    "create": ErrorCode.INVALID_PROMPT,
+    "answer": ErrorCode.INVALID_ANSWER,
+    "dismiss": ErrorCode.INVALID_REQUEST,
+    "reply": ErrorCode.INVALID_REPLY,
+}
+# A device change's body model, and whether a body is required.
+_DEVICE_CHANGES: dict[str, tuple[type, bool]] = {
+    "answer": (AnswerRequest, True),
+    "dismiss": (DismissRequest, False),
+    "reply": (ReplyRequest, True),
 }
 
 # ---- the ASGI handler -------------------------------------------------------------------------
@@ -150,14 +157,15 @@ class HotRoutes:
         raw = await read_body(scope, receive)  # 413 comes before 401, as for every route
         if raw is None:
             return None  # the client went away
+        code = INVALID_BODY_CODE[action]
         if action == "create":
             owner = fingerprint(auth.require(_authorization(scope), "agent"))
-            data = decode_json_body(scope, raw, ErrorCode.INVALID_PROMPT)
-            request = parse_model(CreatePromptRequest, data, ErrorCode.INVALID_PROMPT)
+            data = decode_json_body(scope, raw, code)
+            request = parse_model(CreatePromptRequest, data, code)
             response = create_response(gateway, owner, request)
         else:
             auth.require(_authorization(scope), "device")
-            model, code, required = _DEVICE_CHANGES[action]
+            model, required = _DEVICE_CHANGES[action]
             data = decode_json_body(scope, raw, code, required)
             request = None if data is None else parse_model(model, data, code)
             response = device_change_response(gateway, prompt_id or "", action, request)

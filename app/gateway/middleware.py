@@ -11,7 +11,15 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from app.protocol import ErrorCode, FieldError, ProtocolError, json_error_message, limits
+from app.protocol import (
+    BODY_REQUIRED,
+    NOT_A_JSON_BODY,
+    ErrorCode,
+    FieldError,
+    ProtocolError,
+    json_error_message,
+    limits,
+)
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -48,9 +56,6 @@ async def read_body(
             return b"".join(chunks)
 
 
-_NOT_JSON = "must be a JSON object, sent with Content-Type: application/json"
-
-
 def decode_json_body(scope: dict, raw: bytes, code: str, required: bool = True) -> Any:
     """The body's JSON value (None for an empty optional body), or a ProtocolError with `code`.
 
@@ -61,13 +66,11 @@ def decode_json_body(scope: dict, raw: bytes, code: str, required: bool = True) 
         if name == b"content-type":
             kind = value.decode("latin-1").split(";")[0].strip().lower()
             if kind != "application/json" and not kind.endswith("+json"):
-                raise ProtocolError(code, _NOT_JSON, [FieldError("", _NOT_JSON)])
+                raise ProtocolError(code, NOT_A_JSON_BODY, [FieldError("", NOT_A_JSON_BODY)])
     if not raw.strip():
         if not required:
             return None
-        raise ProtocolError(
-            code, "a JSON body is required", [FieldError("", "a JSON body is required")]
-        )
+        raise ProtocolError(code, BODY_REQUIRED, [FieldError("", BODY_REQUIRED)])
     try:
         return json.loads(raw)
     except json.JSONDecodeError as exc:

@@ -36,6 +36,8 @@ from .replies import parse_reply
 from .result import answered, no_answer, tool_result
 from .text import cut, grapheme_clusters, is_authored_other, is_rtl
 from .validation import (
+    BODY_REQUIRED,
+    NOT_A_JSON_BODY,
     ensure_main_session,
     field_errors,
     json_error_message,
@@ -45,6 +47,8 @@ from .validation import (
 )
 
 __all__ = [
+    "BODY_REQUIRED",
+    "NOT_A_JSON_BODY",
     "TERMINAL_STATUSES",
     "AnswerRequest",
     "AskUserRequest",

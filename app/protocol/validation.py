@@ -31,6 +31,11 @@ _MESSAGES = {
 }
 
 
+# What a body that is not JSON at all is told, on every path that reads one.
+BODY_REQUIRED = "a JSON body is required"
+NOT_A_JSON_BODY = "must be a JSON object, sent with Content-Type: application/json"
+
+
 def field_errors(exc: Any) -> list[FieldError]:
     """Pydantic's (or FastAPI's) validation errors as `path: message` pairs a person can act on."""
     out: list[FieldError] = []
@@ -44,9 +49,9 @@ def field_errors(exc: Any) -> list[FieldError]:
             message = json_error_message(err.get("ctx", {}).get("error", err["msg"]), offset)
             loc = ()
         elif err["type"] == "missing" and not loc:
-            message = "a JSON body is required"
+            message = BODY_REQUIRED
         elif isinstance(err.get("input"), bytes):
-            message = "must be a JSON object, sent with Content-Type: application/json"
+            message = NOT_A_JSON_BODY
         elif template is not None:
             message = template.format(**_plain(err.get("ctx") or {}))
         else:
@@ -76,8 +81,7 @@ def parse_model(model: type[M], data: Any, code: str = ErrorCode.INVALID_REQUEST
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        errors = field_errors(exc)
-        raise ProtocolError(code, _summary(errors), errors) from None
+        raise protocol_error_from(exc, code) from None
 
 
 def protocol_error_from(exc: ValidationError, code: str) -> ProtocolError:
