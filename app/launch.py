@@ -37,8 +37,11 @@ def _has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def _port_free(host: str, port: int) -> bool:
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could listen on `port` now. Probed as uvicorn binds (SO_REUSEADDR),
+    so the previous run's connections in TIME_WAIT do not count as busy."""
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
@@ -46,22 +49,29 @@ def _port_free(host: str, port: int) -> bool:
     return True
 
 
-def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str]:
+def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str, str | None]:
     """Start the gateway inside this process; point the device at it. Returns its URL, the
-    token file, and the agent token."""
+    token file, the agent token, and a notice when the usual port was taken."""
     from app.device import Settings
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
     from app.gateway.config import default_data_dir
 
     data_dir = default_data_dir()
     tokens = load_tokens(data_dir)
-    if not _port_free("127.0.0.1", port):
+    notice = None
+    wanted = port
+    if not port_free("127.0.0.1", port):
         port = 0
     gateway = EmbeddedGateway(GatewayConfig(data_dir=data_dir, tokens=tokens, port=port)).start()
     name = Settings.load(store).device_name or socket.gethostname()
     Settings(gateway_url=gateway.url, token=tokens.device[0], device_name=name).save(store)
     store.set_meta(EMBEDDED_MARK, "1")
-    return gateway.url, tokens.file, tokens.agent[0]
+    if port == 0:
+        notice = (
+            f"Port {wanted} was taken by another program, so this gateway is on "
+            f"{gateway.url}: agents and other devices must use this address."
+        )
+    return gateway.url, tokens.file, tokens.agent[0], notice
 
 
 def run(args: argparse.Namespace, demo: bool = False) -> int:
@@ -69,8 +79,8 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
 
     from app.device import LocalStore, Settings, app_data_dir
     from app.device.paths import STORE_FILE
-    from app.ui.app import AppOptions
     from app.ui.run import ASSETS_DIR, main, set_launch_options
+    from app.ui.screen import AppOptions
 
     store = LocalStore(app_data_dir() / STORE_FILE)
     agent_url = os.environ.get("ASK_USER_GATEWAY_URL")
@@ -81,22 +91,26 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         Settings(gateway_url=agent_url, token=device_token, device_name=name).save(store)
         store.set_meta(EMBEDDED_MARK, "0")
     configured = bool(Settings.load(store).gateway_url)
-    hint = None
+    options = AppOptions()
     if not configured or store.get_meta(EMBEDDED_MARK) == "1":
-        agent_url, token_file, agent_token = start_embedded_gateway(store, args.gateway_port)
-        hint = (
-            f"Agents: ASK_USER_GATEWAY_URL={agent_url}, agent token in {token_file}"
-            if token_file
-            else f"Agents: ASK_USER_GATEWAY_URL={agent_url}"
+        agent_url, token_file, agent_token, notice = start_embedded_gateway(
+            store, args.gateway_port
+        )
+        options = AppOptions(
+            agent_url=agent_url,
+            agent_token_file=str(token_file) if token_file else None,
+            notice=notice,
         )
         print(f"Embedded gateway on {agent_url}", flush=True)
+        if notice:
+            print(notice, flush=True)
         print(
             f"Point an agent at it: export ASK_USER_GATEWAY_URL={agent_url} "
             f"ASK_USER_AGENT_TOKEN=<the agent token in {token_file}>",
             flush=True,
         )
     store.close()
-    set_launch_options(AppOptions(agent_hint=hint))
+    set_launch_options(options)
     if demo:
         if not (agent_url and agent_token):
             print(

@@ -17,6 +17,8 @@ from typing import Any
 
 from app.protocol import PromptRecord
 
+from .paths import private_file
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
     id TEXT PRIMARY KEY,
@@ -63,7 +65,7 @@ class LocalStore:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(self.path)
         self._lock = threading.RLock()
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -169,6 +171,20 @@ class LocalStore:
                 (prompt_id,),
             ).fetchone()
         return _stored(row) if row else None
+
+    def waiting(self, session_key: str | None = None) -> list[StoredPrompt]:
+        """Every prompt still pending here (however many), oldest first."""
+        sql = (
+            "SELECT p.record, p.local_answers, p.gone, o.kind FROM prompts p "
+            "LEFT JOIN outbox o ON o.prompt_id = p.id WHERE p.status = 'pending' AND p.gone = 0"
+        )
+        params: tuple = ()
+        if session_key is not None:
+            sql += " AND p.session_key = ?"
+            params = (session_key,)
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY p.created_at, p.id", params).fetchall()
+        return [_stored(r) for r in rows]
 
     def pending_ids(self) -> list[str]:
         with self._lock:

@@ -131,6 +131,13 @@ class DeviceCore:
             for p in self.store.page(session_key=session_key, limit=limit, before=before)
         ]
 
+    def waiting(self, session_key: str | None = None) -> list[TimelineItem]:
+        """Every prompt still pending in the store, oldest first (no page limit)."""
+        return [
+            display_status(p, self.device_id, self.clock)
+            for p in self.store.waiting(session_key=session_key)
+        ]
+
     def item(self, prompt_id: str) -> TimelineItem | None:
         stored = self.store.get(prompt_id)
         return display_status(stored, self.device_id, self.clock) if stored else None

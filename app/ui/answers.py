@@ -1,37 +1,53 @@
-"""What the person has chosen on one card, before Submit: pure state, no widgets."""
+"""What the person has chosen on one card, before Submit: pure, immutable state, no widgets.
+
+Every change returns a new value, so the screen state holds it as it holds anything else and
+the cards only render it; these rules are the one place a selection changes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 from app.protocol import Question
 
 
-@dataclass
+@dataclass(frozen=True)
 class QuestionAnswer:
     question: Question
-    chosen: list[str] = field(default_factory=list)
+    chosen: tuple[str, ...] = ()
     other: str = ""
 
-    def choose(self, label: str) -> None:
+    def choose(self, label: str) -> QuestionAnswer:
         """Single-select: this option, and no free text. Multi-select: add it."""
         if self.question.multi_select:
-            if label not in self.chosen:
-                self.chosen.append(label)
-        else:
-            self.chosen = [label]
-            self.other = ""
+            return self if label in self.chosen else replace(self, chosen=(*self.chosen, label))
+        return replace(self, chosen=(label,), other="")
 
-    def unchoose(self, label: str) -> None:
-        if label in self.chosen:
-            self.chosen.remove(label)
+    def unchoose(self, label: str) -> QuestionAnswer:
+        return replace(self, chosen=tuple(c for c in self.chosen if c != label))
 
-    def set_other(self, text: str) -> None:
+    def toggle(self, label: str) -> QuestionAnswer:
+        """A tap on an option: multi-select flips it; single-select chooses it."""
+        if self.question.multi_select and label in self.chosen:
+            return self.unchoose(label)
+        return self.choose(label)
+
+    def set_other(self, text: str) -> QuestionAnswer:
         """Single-select: typing replaces the chosen option. Multi-select: they combine."""
-        self.other = text
         if text.strip() and not self.question.multi_select:
-            self.chosen = []
+            return replace(self, other=text, chosen=())
+        return replace(self, other=text)
+
+    def press_number(self, number: int) -> QuestionAnswer:
+        """Keys 1–4: the option with that number, as a tap would; out of range changes nothing."""
+        labels = self.question.option_labels()
+        if not 1 <= number <= len(labels):
+            return self
+        return self.toggle(labels[number - 1])
+
+    def is_chosen(self, label: str) -> bool:
+        return label in self.chosen
 
     def values(self) -> list[str]:
         labels = self.question.option_labels()
@@ -45,14 +61,26 @@ class QuestionAnswer:
         return bool(self.values())
 
 
+@dataclass(frozen=True)
 class CardAnswers:
-    """Every question of one prompt, answered together."""
+    """Every question of one prompt, answered together, and the question last touched."""
 
-    def __init__(self, questions: Sequence[Question]) -> None:
-        self.by_id = {q.id: QuestionAnswer(q) for q in questions}
+    by_id: dict[str, QuestionAnswer]
+    active: str = ""  # the question that keys 1–4 choose in
+
+    @classmethod
+    def start(cls, questions: Sequence[Question]) -> CardAnswers:
+        return cls({q.id: QuestionAnswer(q) for q in questions}, questions[0].id)
 
     def __getitem__(self, question_id: str) -> QuestionAnswer:
         return self.by_id[question_id]
+
+    def with_answer(self, answer: QuestionAnswer) -> CardAnswers:
+        """This question's new answer; it becomes the active question."""
+        return CardAnswers({**self.by_id, answer.question.id: answer}, answer.question.id)
+
+    def focus(self, question_id: str) -> CardAnswers:
+        return replace(self, active=question_id)
 
     @property
     def complete(self) -> bool:

@@ -1,304 +1,321 @@
-"""The prompt card: every question of a prompt stacked, options as full-width touch rows,
-an always-present Other field, a countdown, Submit and Dismiss.
+"""The prompt card: every question of a prompt stacked (never a stepper), options as full-width
+touch rows that wrap, an Other field per question, a countdown, Submit and Dismiss.
 
-The card renders one pending timeline item and emits intents (submit, dismiss); the
-selection lives in CardAnswers, so it is tested without a screen.
+Each piece is one small component rendering what it is given; what a tap means is `Screen`'s.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import flet as ft
 
 from app.device import TimelineItem
 from app.protocol import Question, is_rtl
 
-from .answers import CardAnswers
-from .strings import Strings, countdown
+from .answers import CardAnswers, QuestionAnswer
+from .screen import Screen
+from .state import ClockContext
+from .strings import Strings
 from .theme import TAP
 
-SubmitHandler = Callable[[str, dict[str, list[str]]], None]
-DismissHandler = Callable[[str], None]
+RECOMMENDED_SUFFIX = "(Recommended)"
+URGENT_SECONDS = 60
 
 
-class QuestionBlock:
-    """One question: header label, sentence, options, Other field."""
+def shown_label(label: str) -> tuple[str, bool]:
+    """The label as shown, and whether the agent recommended it (the spec's suffix). The answer
+    still carries the label exactly as the agent sent it."""
+    stripped = label.rstrip()
+    if stripped.endswith(RECOMMENDED_SUFFIX) and stripped != RECOMMENDED_SUFFIX:
+        return stripped[: -len(RECOMMENDED_SUFFIX)].rstrip(), True
+    return label, False
 
-    def __init__(self, card: PromptCard, question: Question, number: int) -> None:
-        self.card = card
-        self.question = question
-        self.state = card.answers[question.id]
-        s = card.strings
-        rtl = is_rtl(question.question)
-        self.rows: list[ft.Control] = []
-        self.checkboxes: dict[str, ft.Checkbox] = {}
-        for option in question.options:
-            if question.multi_select:
-                box = ft.Checkbox(
-                    label=option.label,
-                    value=False,
-                    data=option.label,
-                    on_change=self._on_check,
-                    height=TAP,
-                )
-                self.checkboxes[option.label] = box
-                selector: ft.Control = box
-            else:
-                selector = ft.Radio(value=option.label, label=option.label, height=TAP)
-            body: list[ft.Control] = [selector]
-            if option.description:
-                body.append(
-                    ft.Container(
-                        ft.Text(option.description, size=13, color=ft.Colors.ON_SURFACE_VARIANT),
-                        padding=ft.Padding.only(
-                            left=0 if rtl else 48, right=48 if rtl else 0, bottom=6
-                        ),
-                    )
-                )
-            self.rows.append(
-                ft.Container(
-                    content=ft.Column(body, spacing=0, tight=True),
-                    data=option.label,
-                    on_click=self._on_row_click,
-                    border_radius=12,
-                    ink=True,
-                    padding=ft.Padding.symmetric(horizontal=4, vertical=2),
-                    alignment=ft.Alignment.CENTER_LEFT if not rtl else ft.Alignment.CENTER_RIGHT,
-                )
-            )
-        options: ft.Control = ft.Column(
-            self.rows,
+
+@ft.component
+def Countdown(expires_ms: float, strings: Strings) -> ft.Control:
+    """Time left on the gateway's clock; it turns urgent in the last minute."""
+    clock = ft.use_context(ClockContext)
+    left = max(0.0, (expires_ms - clock.now_ms) / 1000)
+    urgent = left <= URGENT_SECONDS
+    color = ft.Colors.ERROR if urgent else ft.Colors.PRIMARY
+    return ft.Row(
+        [
+            ft.Icon(
+                ft.Icons.TIMER_OUTLINED if not urgent else ft.Icons.ALARM, size=16, color=color
+            ),
+            ft.Text(
+                strings("time_left", time=strings.countdown(left)),
+                size=13,
+                weight=ft.FontWeight.W_700 if urgent else ft.FontWeight.W_600,
+                color=color,
+            ),
+        ],
+        spacing=4,
+        tight=True,
+    )
+
+
+@ft.component
+def RecommendedBadge(strings: Strings) -> ft.Control:
+    return ft.Container(
+        ft.Row(
+            [
+                ft.Icon(ft.Icons.STAR_ROUNDED, size=14, color=ft.Colors.ON_TERTIARY_CONTAINER),
+                ft.Text(
+                    strings("recommended"),
+                    size=12,
+                    weight=ft.FontWeight.W_600,
+                    color=ft.Colors.ON_TERTIARY_CONTAINER,
+                ),
+            ],
             spacing=2,
             tight=True,
-            horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
-        )
-        self.group: ft.RadioGroup | None = None
-        if not question.multi_select:
-            self.group = ft.RadioGroup(content=options, on_change=self._on_radio)
-            options = self.group
-        self.other = ft.TextField(
-            label=s("other"),
-            hint_text=s("other_hint"),
-            dense=False,
-            on_change=self._on_other,
-            on_focus=self._on_focus,
-            on_submit=lambda e: card.submit(),
-            rtl=rtl,
-            text_align=ft.TextAlign.RIGHT if rtl else None,
-        )
-        header = ft.Container(
-            ft.Text(
-                question.header,
-                size=12,
-                weight=ft.FontWeight.W_600,
-                color=ft.Colors.ON_SECONDARY_CONTAINER,
+        ),
+        bgcolor=ft.Colors.TERTIARY_CONTAINER,
+        border_radius=8,
+        padding=ft.Padding.symmetric(horizontal=6, vertical=1),
+    )
+
+
+@ft.component
+def OptionRow(
+    question: Question,
+    label: str,
+    description: str | None,
+    chosen: bool,
+    on_tap,
+    on_set,
+    strings: Strings,
+) -> ft.Control:
+    """One option as a full-width row: radio or checkbox, then the label and its description,
+    wrapping at any width. Read by screen readers as one radio or checkbox named by its label."""
+    text, recommended = shown_label(label)
+    indicator: ft.Control = (
+        ft.Checkbox(value=chosen, on_change=lambda e: on_set(bool(e.control.value)))
+        if question.multi_select
+        else ft.Radio(value=label)
+    )
+    words: list[ft.Control] = [ft.Text(text, size=16)]
+    if recommended:
+        words = [
+            ft.Row(
+                [ft.Text(text, size=16), RecommendedBadge(strings)],
+                wrap=True,
+                spacing=8,
+                run_spacing=4,
+                vertical_alignment=ft.CrossAxisAlignment.CENTER,
+            )
+        ]
+    if description:
+        words.append(ft.Text(description, size=14, color=ft.Colors.ON_SURFACE_VARIANT))
+    return ft.MergeSemantics(
+        ft.Container(
+            ft.Row(
+                [indicator, ft.Column(words, spacing=2, expand=True, tight=True)],
+                spacing=4,
+                vertical_alignment=ft.CrossAxisAlignment.CENTER,
             ),
-            bgcolor=ft.Colors.SECONDARY_CONTAINER,
-            border_radius=8,
+            on_click=lambda _: on_tap(),
+            ink=True,
+            border_radius=12,
+            bgcolor=ft.Colors.with_opacity(0.08, ft.Colors.PRIMARY) if chosen else None,
             padding=ft.Padding.symmetric(horizontal=8, vertical=2),
         )
-        prefix = f"{number}. " if len(card.item.record.questions) > 1 else ""
-        self.view = ft.Column(
-            [
-                ft.Row(
-                    [
-                        header,
-                        ft.Text(
-                            s("choose_many") if question.multi_select else s("choose_one"),
-                            size=12,
-                            color=ft.Colors.ON_SURFACE_VARIANT,
-                        ),
-                    ],
-                    spacing=8,
-                ),
-                ft.Text(prefix + question.question, size=17, weight=ft.FontWeight.W_500),
-                options,
-                self.other,
-            ],
-            spacing=8,
-            rtl=rtl,
-            horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+    )
+
+
+@ft.component
+def QuestionBlock(
+    prompt_id: str,
+    question: Question,
+    number: int | None,
+    answer: QuestionAnswer,
+    screen: Screen,
+    strings: Strings,
+) -> ft.Control:
+    """One question: its header, the sentence, every option, and an Other field."""
+    qid = question.id
+    rtl = is_rtl(question.question)
+    rows = [
+        OptionRow(
+            question,
+            option.label,
+            option.description,
+            answer.is_chosen(option.label),
+            lambda label=option.label: screen.tap_option(prompt_id, qid, label),
+            lambda on, label=option.label: screen.set_option(prompt_id, qid, label, on),
+            strings,
+            key=option.label,
+        )
+        for option in question.options
+    ]
+    options: ft.Control = ft.Column(
+        rows, spacing=2, tight=True, horizontal_alignment=ft.CrossAxisAlignment.STRETCH
+    )
+    if not question.multi_select:
+        options = ft.RadioGroup(
+            content=options,
+            value=answer.chosen[0] if answer.chosen else None,
+            on_change=lambda e: (
+                e.control.value and screen.set_option(prompt_id, qid, e.control.value, True)
+            ),
         )
 
-    # intents from the controls -----------------------------------------------------------
+    def focused(_: ft.Event) -> None:
+        screen.set_typing(True)
+        screen.focus(prompt_id, qid)
 
-    def _on_radio(self, e: ft.Event) -> None:
-        self.choose(e.control.value)
-
-    def _on_check(self, e: ft.Event) -> None:
-        label = e.control.data
-        if e.control.value:
-            self.state.choose(label)
-        else:
-            self.state.unchoose(label)
-        self.card.activate(self)
-        self.card.refresh_submit()
-
-    def _on_row_click(self, e: ft.Event) -> None:
-        label = e.control.data
-        if self.question.multi_select:
-            self.toggle(label)
-        else:
-            self.choose(label)
-
-    def _on_other(self, e: ft.Event) -> None:
-        self.state.set_other(e.control.value or "")
-        if self.group is not None and self.state.other.strip():
-            self.group.value = None  # typing your own answer replaces the chosen option
-        self.card.activate(self)
-        self.card.refresh_submit()
-
-    def _on_focus(self, e: ft.Event) -> None:
-        self.card.activate(self)
-
-    # what the card and the keyboard do --------------------------------------------------
-
-    def choose(self, label: str) -> None:
-        self.state.choose(label)
-        if self.group is not None:
-            self.group.value = label
-            if self.other.value:
-                self.other.value = ""  # choosing an option clears the free text
-        else:
-            self.checkboxes[label].value = True
-        self.card.activate(self)
-        self.card.refresh_submit()
-
-    def toggle(self, label: str) -> None:
-        box = self.checkboxes[label]
-        box.value = not box.value
-        (self.state.choose if box.value else self.state.unchoose)(label)
-        self.card.activate(self)
-        self.card.refresh_submit()
-
-    def press_number(self, number: int) -> bool:
-        labels = self.question.option_labels()
-        if not 1 <= number <= len(labels):
-            return False
-        if self.question.multi_select:
-            self.toggle(labels[number - 1])
-        else:
-            self.choose(labels[number - 1])
-        return True
-
-
-class PromptCard:
-    """An inline card for one pending prompt; all its questions stacked, never a stepper."""
-
-    def __init__(
-        self,
-        item: TimelineItem,
-        strings: Strings,
-        on_submit: SubmitHandler,
-        on_dismiss: DismissHandler,
-        on_activate: Callable[[PromptCard], None] | None = None,
-    ) -> None:
-        self.item = item
-        self.strings = strings
-        self.answers = CardAnswers(item.record.questions)
-        self._on_submit = on_submit
-        self._on_dismiss = on_dismiss
-        self._on_activate = on_activate
-        s = strings
-        self.blocks = [
-            QuestionBlock(self, q, n) for n, q in enumerate(item.record.questions, start=1)
-        ]
-        self.active: QuestionBlock = self.blocks[0]
-        self.countdown = ft.Text(
-            s("time_left", time=countdown(item.seconds_left)),
-            size=13,
+    other = ft.TextField(
+        label=strings("other"),
+        hint_text=strings("other_hint"),
+        value=answer.other,
+        on_change=lambda e: screen.set_other(prompt_id, qid, e.control.value or ""),
+        on_focus=focused,
+        on_blur=lambda _: screen.set_typing(False),
+        on_submit=lambda _: screen.submit(prompt_id),
+        rtl=rtl,
+        text_align=ft.TextAlign.RIGHT if rtl else None,
+    )
+    header = ft.Container(
+        ft.Text(
+            question.header,
+            size=12,
             weight=ft.FontWeight.W_600,
-            color=ft.Colors.PRIMARY,
-        )
-        self.error = ft.Text("", color=ft.Colors.ERROR, visible=False, rtl=s.rtl)
-        self.submit_button = ft.FilledButton(
-            content=s("submit"),
-            icon=ft.Icons.SEND,
-            on_click=lambda e: self.submit(),
-            disabled=True,
-            height=TAP,
-            style=ft.ButtonStyle(padding=ft.Padding.symmetric(horizontal=24)),
-        )
-        self.dismiss_button = ft.OutlinedButton(
-            content=s("dismiss"),
-            icon=ft.Icons.CLOSE,
-            on_click=lambda e: self.dismiss(),
-            height=TAP,
-            style=ft.ButtonStyle(padding=ft.Padding.symmetric(horizontal=20)),
-        )
-        children: list[ft.Control] = [
+            color=ft.Colors.ON_SECONDARY_CONTAINER,
+        ),
+        bgcolor=ft.Colors.SECONDARY_CONTAINER,
+        border_radius=8,
+        padding=ft.Padding.symmetric(horizontal=8, vertical=2),
+    )
+    hint = strings("choose_many") if question.multi_select else strings("choose_one")
+    prefix = f"{number}. " if number else ""
+    return ft.Column(
+        [
+            ft.Row(
+                [header, ft.Text(hint, size=12, color=ft.Colors.ON_SURFACE_VARIANT)],
+                spacing=8,
+                wrap=True,
+            ),
+            ft.Text(prefix + question.question, size=17, weight=ft.FontWeight.W_500),
+            options,
+            other,
+        ],
+        spacing=8,
+        rtl=rtl,  # each question keeps its own direction, whatever the UI language
+        horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+    )
+
+
+@ft.component
+def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
+    return ft.Row(
+        [
             ft.Row(
                 [
-                    ft.Row(
-                        [
-                            ft.Icon(ft.Icons.HELP_OUTLINE, color=ft.Colors.PRIMARY, size=20),
-                            ft.Text(s("status_pending"), size=13, weight=ft.FontWeight.W_600),
-                        ],
-                        spacing=6,
-                    ),
-                    self.countdown,
+                    ft.Icon(ft.Icons.HELP_OUTLINE, color=ft.Colors.PRIMARY, size=20),
+                    ft.Text(strings("status_pending"), size=13, weight=ft.FontWeight.W_600),
                 ],
-                alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
-                rtl=s.rtl,  # the app's chrome; each question block has its own direction
+                spacing=6,
+                tight=True,
             ),
-        ]
-        for index, block in enumerate(self.blocks):
-            if index:
-                children.append(ft.Divider(height=16))
-            children.append(block.view)
-        children += [
-            self.error,
-            ft.Row(
-                [self.dismiss_button, self.submit_button],
-                alignment=ft.MainAxisAlignment.END,
-                spacing=12,
-                wrap=True,
-                rtl=s.rtl,
+            Countdown(item.record.expires_at.timestamp() * 1000, strings),
+        ],
+        alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
+        wrap=True,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def CardButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings) -> ft.Control:
+    """Dismiss and Submit, next to the content, at the end of the card."""
+    return ft.Row(
+        [
+            ft.OutlinedButton(
+                content=strings("dismiss"),
+                icon=ft.Icons.CLOSE,
+                on_click=lambda _: screen.dismiss(prompt_id),
+                height=TAP,
             ),
-        ]
-        self.view = ft.Card(
-            content=ft.Container(
-                ft.Column(
-                    children,
-                    spacing=12,
-                    tight=True,
-                    horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+            ft.FilledButton(
+                content=strings("submit"),
+                icon=ft.Icons.SEND,
+                on_click=lambda _: screen.submit(prompt_id),
+                disabled=not complete,
+                height=TAP,
+            ),
+        ],
+        alignment=ft.MainAxisAlignment.END,
+        spacing=12,
+        run_spacing=8,
+        wrap=True,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def UndoRow(prompt_id: str, send_at: float, screen: Screen, strings: Strings) -> ft.Control:
+    """A dismissed card, for a few seconds: nothing has reached the gateway yet."""
+    ft.use_context(ClockContext)  # re-render with the clock, once a second
+    seconds = max(0, round(send_at - screen.monotonic()))
+    return ft.Container(
+        ft.Row(
+            [
+                ft.Icon(ft.Icons.CANCEL_OUTLINED, size=18, color=ft.Colors.ON_SURFACE_VARIANT),
+                ft.Text(strings("dismissed_undo", seconds=seconds), size=14, expand=True),
+                ft.TextButton(
+                    strings("undo"),
+                    icon=ft.Icons.UNDO,
+                    on_click=lambda _: screen.undo_dismiss(prompt_id),
+                    height=TAP,
                 ),
-                padding=16,
-            ),
-            semantic_container=False,
-            key=item.id,
-            data=item.id,
+            ],
+            spacing=8,
+            rtl=strings.rtl,
+        ),
+        padding=ft.Padding.symmetric(horizontal=14, vertical=4),
+        border_radius=12,
+        border=ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),
+    )
+
+
+@ft.component
+def PromptCard(
+    item: TimelineItem,
+    answers: CardAnswers,
+    error: str | None,
+    screen: Screen,
+    strings: Strings,
+) -> ft.Control:
+    """An inline card for one pending prompt; all its questions stacked."""
+    questions = item.record.questions
+    numbered = len(questions) > 1
+    children: list[ft.Control] = [StatusRow(item, strings)]
+    for index, question in enumerate(questions):
+        if index:
+            children.append(ft.Divider(height=16))
+        children.append(
+            QuestionBlock(
+                item.id,
+                question,
+                index + 1 if numbered else None,
+                answers[question.id],
+                screen,
+                strings,
+                key=question.id,
+            )
         )
-
-    @property
-    def prompt_id(self) -> str:
-        return self.item.id
-
-    def activate(self, block: QuestionBlock) -> None:
-        self.active = block
-        if self._on_activate:
-            self._on_activate(self)
-
-    def refresh_submit(self) -> None:
-        self.submit_button.disabled = not self.answers.complete
-        self.error.visible = False
-
-    def show_error(self, message: str) -> None:
-        self.error.value = message
-        self.error.visible = True
-
-    def tick(self, item: TimelineItem) -> None:
-        """A new second: the countdown follows the gateway's deadline."""
-        self.item = item
-        self.countdown.value = self.strings("time_left", time=countdown(item.seconds_left))
-
-    def submit(self) -> bool:
-        if not self.answers.complete:
-            return False
-        self._on_submit(self.prompt_id, self.answers.answers())
-        return True
-
-    def dismiss(self) -> None:
-        self._on_dismiss(self.prompt_id)
+    if error:
+        children.append(ft.Text(error, color=ft.Colors.ERROR, rtl=strings.rtl))
+    children.append(CardButtons(item.id, answers.complete, screen, strings))
+    return ft.Card(
+        ft.Container(
+            ft.Column(
+                children,
+                spacing=12,
+                tight=True,
+                horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+            ),
+            padding=16,
+        ),
+        semantic_container=False,
+    )

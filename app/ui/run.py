@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import flet as ft
@@ -11,7 +13,10 @@ import flet as ft
 from app.device import DeviceCore, LocalStore, Settings, app_data_dir
 from app.device.paths import STORE_FILE
 
-from .app import AppOptions, AskUserApp
+from . import theme
+from .app import App
+from .screen import AppOptions, Screen
+from .strings import Strings
 
 _HERE = Path(__file__).resolve().parent
 # The project's assets/ beside app/ when run from a checkout; inside the app in a build.
@@ -50,13 +55,32 @@ def shared_core() -> DeviceCore:
     return _core
 
 
+async def _call(fn: Callable[[], None]) -> None:
+    fn()
+
+
+async def _tick_forever(screen: Screen) -> None:
+    """The screen's clock: once a second, countdowns move (the store is not read)."""
+    while True:
+        await asyncio.sleep(1)
+        screen.tick()
+
+
 async def main(page: ft.Page) -> None:
-    screen = AskUserApp(page, shared_core(), _options)
-    page.update()
-    ticker = asyncio.create_task(screen.tick_forever())
+    core = shared_core()
+    screen = Screen(core, _options, schedule=lambda fn: page.run_task(_call, fn))
+    page.title = Strings(screen.state.language)("app_title")
+    page.padding = 0
+    theme.apply(page)
+    screen.set_width(page.width)
+    page.on_resize = lambda e: screen.set_width(e.width)
+    page.on_keyboard_event = lambda e: screen.key(e.key, e.ctrl or e.alt or e.meta)
+    page.render_views(App, screen, screen.state)
+    ticker = page.run_task(_tick_forever, screen)
 
     def closed(_: object) -> None:
         ticker.cancel()
-        screen.close()
+        with contextlib.suppress(Exception):
+            screen.close()
 
     page.on_close = closed

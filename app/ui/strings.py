@@ -46,8 +46,18 @@ _EN = {
     "all_sessions": "All sessions",
     "session": "Session",
     "empty": "No questions yet. When an agent asks you something, it appears here.",
-    "agent_hint": "Point an agent at {url} with the agent token in {path}.",
     "invalid_answer": "Check your answer: {detail}",
+    "recommended": "Recommended",
+    "dismissed_undo": "Dismissed — sent in {seconds} s",
+    "undo": "Undo",
+    "connect_agent": "Connect an agent",
+    "agent_url": "Gateway URL for agents",
+    "agent_token_file": "Agent token file",
+    "agent_env": "Agents read ASK_USER_GATEWAY_URL and ASK_USER_AGENT_TOKEN.",
+    "copy": "Copy",
+    "filter": "Filter by session",
+    "connection": "Connection: {state}",
+    "show_question": "Show the whole question",
 }
 
 _FA = {
@@ -89,8 +99,18 @@ _FA = {
     "all_sessions": "همهٔ گفتگوها",
     "session": "گفتگو",
     "empty": "هنوز پرسشی نیست. وقتی عاملی از شما چیزی بپرسد، اینجا نمایش داده می‌شود.",
-    "agent_hint": "عامل را به {url} وصل کنید؛ توکن عامل در {path} است.",
     "invalid_answer": "پاسخ را بررسی کنید: {detail}",
+    "recommended": "پیشنهادی",
+    "dismissed_undo": "رد شد — ارسال تا {seconds} ثانیه دیگر",
+    "undo": "برگرداندن",
+    "connect_agent": "اتصال یک عامل",
+    "agent_url": "نشانی دروازه برای عامل‌ها",
+    "agent_token_file": "پروندهٔ توکن عامل",
+    "agent_env": "عامل‌ها ASK_USER_GATEWAY_URL و ASK_USER_AGENT_TOKEN را می‌خوانند.",
+    "copy": "رونوشت",
+    "filter": "صافی گفتگو",
+    "connection": "اتصال: {state}",
+    "show_question": "نمایش کامل پرسش",
 }
 
 _TABLES = {ENGLISH: _EN, PERSIAN: _FA}
@@ -105,8 +125,22 @@ class Strings:
         return self.language in RTL_LANGUAGES
 
     def __call__(self, key: str, **values: object) -> str:
+        """The text for `key`; integers put in it are written with the language's digits."""
         table = _TABLES.get(self.language, _EN)
-        return table.get(key, _EN[key]).format(**values)
+        shown = {k: self.digits(v) if isinstance(v, int) else v for k, v in values.items()}
+        return table.get(key, _EN[key]).format(**shown)
+
+    def digits(self, value: object) -> str:
+        """`value` as text, with Persian digits in the Persian UI (the app's own numbers only:
+        what an agent or a person wrote is never rewritten)."""
+        text = str(value)
+        return text.translate(_PERSIAN_DIGITS) if self.language == PERSIAN else text
+
+    def countdown(self, seconds: float) -> str:
+        return self.digits(countdown(seconds))
+
+
+_PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
 
 
 def countdown(seconds: float) -> str:

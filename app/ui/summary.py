@@ -1,4 +1,5 @@
-"""The compact summary a resolved prompt leaves in the timeline: a line per question."""
+"""The compact summary a resolved prompt leaves in the timeline: its status and time, then
+"header — question: answer" for each question, one line each; a tap shows them whole."""
 
 from __future__ import annotations
 
@@ -21,64 +22,78 @@ STATUS_ICONS = {
     DisplayStatus.UNAVAILABLE: (ft.Icons.CLOUD_OFF, ft.Colors.ON_SURFACE_VARIANT),
     DisplayStatus.PENDING: (ft.Icons.HELP_OUTLINE, ft.Colors.PRIMARY),
 }
+SHORT_QUESTION = 60  # characters of the question kept on a collapsed line
 
 
-def summary_lines(item: TimelineItem, strings: Strings) -> list[str]:
-    """`Header: answer1, answer2` for each question; no answer is said as such."""
+def shorten(text: str, limit: int = SHORT_QUESTION) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def summary_lines(item: TimelineItem, strings: Strings, whole: bool = False) -> list[str]:
+    """`Header — question: answer1, answer2` per question; no answer is said as such."""
     answers = item.answers or {}
     lines = []
     for question in item.record.questions:
         values = answers.get(question.id)
-        lines.append(f"{question.header}: {', '.join(values) if values else '—'}")
+        asked = question.question if whole else shorten(question.question)
+        answer = ", ".join(values) if values else strings("no_answer")
+        lines.append(f"{question.header} — {asked}: {answer}")
     return lines
 
 
-def status_text(item: TimelineItem, strings: Strings) -> str:
-    return strings(f"status_{item.status.value}")
-
-
-def _time(item: TimelineItem) -> str:
-    when = item.record.resolved_at or item.record.created_at
-    local = when.astimezone()
+def when(item: TimelineItem, strings: Strings) -> str:
+    stamp = (item.record.resolved_at or item.record.created_at).astimezone()
     today = datetime.now().astimezone().date()
-    return local.strftime("%H:%M") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
+    shown = stamp.strftime("%H:%M") if stamp.date() == today else stamp.strftime("%Y-%m-%d %H:%M")
+    return strings.digits(shown)
 
 
-class SummaryTile:
-    def __init__(self, item: TimelineItem, strings: Strings) -> None:
-        self.item = item
-        icon, color = STATUS_ICONS[item.status]
-        lines = [ft.Text(line, size=14, rtl=is_rtl(line)) for line in summary_lines(item, strings)]
-        self.view = ft.Container(
-            content=ft.Column(
-                [
-                    ft.Row(
-                        [
-                            ft.Row(
-                                [
-                                    ft.Icon(icon, color=color, size=18),
-                                    ft.Text(
-                                        status_text(item, strings),
-                                        size=13,
-                                        weight=ft.FontWeight.W_600,
-                                        color=color,
-                                    ),
-                                ],
-                                spacing=6,
-                            ),
-                            ft.Text(_time(item), size=12, color=ft.Colors.ON_SURFACE_VARIANT),
-                        ],
-                        alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
-                        rtl=strings.rtl,  # the status is the app's; each line has its own
-                    ),
-                    *lines,
-                ],
-                spacing=4,
-                tight=True,
-            ),
-            padding=ft.Padding.symmetric(horizontal=14, vertical=10),
-            border_radius=12,
-            border=ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),
-            key=item.id,
-            data=item.id,
+@ft.component
+def SummaryTile(item: TimelineItem, strings: Strings) -> ft.Control:
+    whole, set_whole = ft.use_state(False)
+    icon, color = STATUS_ICONS[item.status]
+    lines = [
+        ft.Text(
+            line,
+            size=14,
+            rtl=is_rtl(line),
+            max_lines=None if whole else 1,
+            overflow=ft.TextOverflow.VISIBLE if whole else ft.TextOverflow.ELLIPSIS,
         )
+        for line in summary_lines(item, strings, whole)
+    ]
+    return ft.Container(
+        ft.Column(
+            [
+                ft.Row(
+                    [
+                        ft.Row(
+                            [
+                                ft.Icon(icon, color=color, size=18),
+                                ft.Text(
+                                    strings(f"status_{item.status.value}"),
+                                    size=13,
+                                    weight=ft.FontWeight.W_600,
+                                    color=color,
+                                ),
+                            ],
+                            spacing=6,
+                            tight=True,
+                        ),
+                        ft.Text(when(item, strings), size=12, color=ft.Colors.ON_SURFACE_VARIANT),
+                    ],
+                    alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
+                    rtl=strings.rtl,  # the status is the app's; each line has its own direction
+                ),
+                *lines,
+            ],
+            spacing=4,
+            tight=True,
+        ),
+        on_click=lambda _: set_whole(not whole),
+        tooltip=None if whole else strings("show_question"),
+        padding=ft.Padding.symmetric(horizontal=14, vertical=10),
+        border_radius=12,
+        border=ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),
+    )

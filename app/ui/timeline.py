@@ -1,75 +1,76 @@
-"""The timeline: pending prompts as cards and resolved ones as summaries, oldest at the top,
-newest at the bottom like a chat. Cards are kept across refreshes so a half-filled card
-keeps what the person chose."""
+"""The timeline: what is waiting first (newest on top, so a question that just arrived is the
+first thing on screen), then the history of summaries, newest first. On a wide screen it is a
+centred column."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import flet as ft
 
-from app.device import TimelineItem
-
-from .card import DismissHandler, PromptCard, SubmitHandler
+from .card import PromptCard, UndoRow
+from .screen import Screen
+from .state import ScreenState
 from .strings import Strings
 from .summary import SummaryTile
 
+MAX_WIDTH = 840  # the column's widest, on desktops
+EDGE = 12  # the margin at the sides on phones
 
-class Timeline:
-    def __init__(
-        self,
-        strings: Strings,
-        on_submit: SubmitHandler,
-        on_dismiss: DismissHandler,
-        on_activate: Callable[[PromptCard], None] | None = None,
-    ) -> None:
-        self.strings = strings
-        self.on_submit = on_submit
-        self.on_dismiss = on_dismiss
-        self.on_activate = on_activate
-        self.cards: dict[str, PromptCard] = {}
-        self.summaries: dict[str, tuple[str, int, SummaryTile]] = {}
-        self.empty = ft.Container(
-            ft.Text(
-                strings("empty"), text_align=ft.TextAlign.CENTER, color=ft.Colors.ON_SURFACE_VARIANT
-            ),
-            padding=32,
-            alignment=ft.Alignment.CENTER,
-            rtl=strings.rtl,
-        )
-        self.view = ft.ListView(
-            controls=[self.empty],
-            spacing=12,
-            expand=True,
-            auto_scroll=True,
-            padding=ft.Padding.symmetric(horizontal=12, vertical=12),
-        )
 
-    def open_cards(self) -> list[PromptCard]:
-        return list(self.cards.values())
+def side_padding(width: float) -> float:
+    return max(EDGE, (width - MAX_WIDTH) / 2) if width else EDGE
 
-    def render(self, items: list[TimelineItem]) -> bool:
-        """Show `items` (oldest first); True when the list of controls changed."""
-        controls: list[ft.Control] = []
-        live_cards: dict[str, PromptCard] = {}
-        live_summaries: dict[str, tuple[str, int, SummaryTile]] = {}
-        for item in items:
-            if item.is_open:
-                card = self.cards.get(item.id) or PromptCard(
-                    item, self.strings, self.on_submit, self.on_dismiss, self.on_activate
+
+@ft.component
+def EmptyTimeline(strings: Strings) -> ft.Control:
+    return ft.Container(
+        ft.Text(
+            strings("empty"), text_align=ft.TextAlign.CENTER, color=ft.Colors.ON_SURFACE_VARIANT
+        ),
+        padding=32,
+        alignment=ft.Alignment.CENTER,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
+    scroller = ft.use_memo(ft.Ref, [])
+
+    async def show_top() -> None:
+        if scroller.current is not None:
+            await scroller.current.scroll_to(offset=0, duration=250)
+
+    # A question that arrives is put on top; bring the top into view.
+    ft.use_effect(show_top, [state.scroll_to_top])
+
+    items: list[ft.Control] = []
+    for item in state.waiting:
+        if item.id in state.undo:
+            items.append(UndoRow(item.id, state.undo[item.id], screen, strings, key=item.id))
+        else:
+            items.append(
+                PromptCard(
+                    item,
+                    state.selections[item.id],
+                    state.errors.get(item.id),
+                    screen,
+                    strings,
+                    key=item.id,
                 )
-                card.tick(item)
-                live_cards[item.id] = card
-                controls.append(card.view)
-            else:
-                stamp = (item.status.value, item.record.version)
-                known = self.summaries.get(item.id)
-                tile = known[2] if known and known[:2] == stamp else SummaryTile(item, self.strings)
-                live_summaries[item.id] = (*stamp, tile)
-                controls.append(tile.view)
-        self.cards, self.summaries = live_cards, live_summaries
-        controls = controls or [self.empty]
-        if [id(c) for c in controls] == [id(c) for c in self.view.controls]:
-            return False
-        self.view.controls = controls
-        return True
+            )
+    items += [SummaryTile(item, strings, key=item.id) for item in state.history]
+    if not items and state.loaded:
+        items = [EmptyTimeline(strings)]
+    side = side_padding(state.width)
+    return ft.Column(
+        [
+            ft.Container(
+                ft.Column(items, spacing=12, horizontal_alignment=ft.CrossAxisAlignment.STRETCH),
+                padding=ft.Padding.only(left=side, right=side, top=12, bottom=24),
+            )
+        ],
+        ref=scroller,
+        scroll=ft.ScrollMode.AUTO,
+        expand=True,
+        horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+    )

@@ -1,0 +1,136 @@
+"""The app's chrome, kept small on a phone: an app bar with the connection as an icon, a
+compact session filter and two actions; a line of text only while not connected."""
+
+from __future__ import annotations
+
+import flet as ft
+
+from app.device import Connection, ConnectionState
+
+from .screen import Screen
+from .state import ClockContext, ScreenState, nothing
+from .strings import Strings
+from .theme import TAP
+
+CONNECTION_LOOKS = {
+    Connection.CONNECTED: (ft.Icons.CLOUD_DONE, ft.Colors.PRIMARY, "conn_connected"),
+    Connection.CONNECTING: (ft.Icons.CLOUD_SYNC, ft.Colors.ON_SURFACE_VARIANT, "conn_connecting"),
+    Connection.RECONNECTING: (ft.Icons.CLOUD_OFF, ft.Colors.ERROR, "conn_reconnecting"),
+    Connection.UNAUTHORIZED: (ft.Icons.LOCK_OUTLINE, ft.Colors.ERROR, "conn_unauthorized"),
+    Connection.UNCONFIGURED: (ft.Icons.SETTINGS_OUTLINED, ft.Colors.ERROR, "conn_unconfigured"),
+}
+
+
+def connection_text(connection: ConnectionState, strings: Strings) -> str:
+    key = CONNECTION_LOOKS[connection.kind][2]
+    return strings(key, seconds=connection.seconds_to_retry())
+
+
+def icon_button(icon: ft.IconData, label: str, on_click) -> ft.Control:
+    """A 48×48 icon button, named for screen readers by its icon's label."""
+    return ft.IconButton(
+        ft.Icon(icon, semantics_label=label),
+        tooltip=label,
+        on_click=on_click,
+        width=TAP,
+        height=TAP,
+    )
+
+
+@ft.component
+def ConnectionIcon(connection: ConnectionState, strings: Strings) -> ft.Control:
+    icon, color, _ = CONNECTION_LOOKS[connection.kind]
+    label = strings("connection", state=connection_text(connection, strings))
+    return ft.Container(
+        ft.Icon(icon, color=color, size=22, semantics_label=label),
+        tooltip=label,
+        width=40,
+        height=TAP,
+        alignment=ft.Alignment.CENTER,
+    )
+
+
+@ft.component
+def ConnectionBanner(connection: ConnectionState, strings: Strings) -> ft.Control:
+    """Words only while not connected; connected, the app bar's icon says it."""
+    ft.use_context(ClockContext)  # the retry countdown moves with the clock
+    if connection.kind == Connection.CONNECTED:
+        return nothing()
+    icon, color, _ = CONNECTION_LOOKS[connection.kind]
+    return ft.Container(
+        ft.Row(
+            [
+                ft.Icon(icon, color=color, size=18),
+                ft.Text(connection_text(connection, strings), size=13, color=color, expand=True),
+            ],
+            spacing=8,
+        ),
+        padding=ft.Padding.symmetric(horizontal=16, vertical=6),
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def SessionFilter(state: ScreenState, screen: Screen, strings: Strings) -> ft.Control:
+    """A filter icon with a menu of sessions; only when there is more than one."""
+    if len(state.sessions) < 2:
+        return nothing()
+    items = [
+        ft.PopupMenuItem(
+            content=strings("all_sessions"),
+            checked=state.session is None,
+            on_click=lambda _: screen.set_session(None),
+        )
+    ]
+    for key, pending in state.sessions:
+        items.append(
+            ft.PopupMenuItem(
+                content=f"{key} ({strings.digits(pending)})" if pending else key,
+                checked=state.session == key,
+                on_click=lambda _, key=key: screen.set_session(key),
+            )
+        )
+    label = strings("filter")
+    icon = ft.Icons.FILTER_ALT if state.session else ft.Icons.FILTER_LIST
+    return ft.PopupMenuButton(icon=ft.Icon(icon, semantics_label=label), tooltip=label, items=items)
+
+
+@ft.component
+def FilterChip(state: ScreenState, screen: Screen, strings: Strings) -> ft.Control:
+    """Which session the timeline shows, with a way back to all of them."""
+    if state.session is None:
+        return nothing()
+    return ft.Container(
+        ft.Row(
+            [
+                ft.Icon(ft.Icons.FILTER_ALT, size=16, color=ft.Colors.PRIMARY),
+                ft.Text(f"{strings('session')}: {state.session}", size=13, expand=True),
+                ft.TextButton(
+                    strings("all_sessions"),
+                    on_click=lambda _: screen.set_session(None),
+                    height=TAP,
+                ),
+            ],
+            spacing=6,
+        ),
+        padding=ft.Padding.symmetric(horizontal=16),
+        rtl=strings.rtl,
+    )
+
+
+def app_bar(state: ScreenState, screen: Screen, strings: Strings) -> ft.AppBar:
+    actions: list[ft.Control] = [ConnectionIcon(state.connection, strings)]
+    actions.append(SessionFilter(state, screen, strings))
+    actions += [
+        icon_button(
+            ft.Icons.DELETE_SWEEP_OUTLINED,
+            strings("clear_history"),
+            lambda _: screen.open_dialog("clear"),
+        ),
+        icon_button(
+            ft.Icons.SETTINGS_OUTLINED,
+            strings("settings"),
+            lambda _: screen.open_dialog("settings"),
+        ),
+    ]
+    return ft.AppBar(title=ft.Text(strings("app_title")), actions=actions, rtl=strings.rtl)

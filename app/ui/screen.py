@@ -1,0 +1,261 @@
+"""The screen's logic without widgets: feeds `ScreenState` from the device core and turns what
+the person does (taps, keys, Undo) into the core's intents. Tested without a browser."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.device import DeviceCore, Settings, TimelineItem
+from app.protocol import ProtocolError
+
+from .answers import CardAnswers
+from .state import Clock, ScreenState
+from .strings import Strings
+
+HISTORY_PAGE = 100
+UNDO_SECONDS = 5.0
+NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
+
+
+@dataclass(frozen=True)
+class AppOptions:
+    """How the app was started: what Settings tells a person about pointing an agent at it."""
+
+    agent_url: str | None = None  # the embedded gateway's URL
+    agent_token_file: str | None = None  # where its agent token is kept
+    notice: str | None = None  # e.g. "port 8765 was taken; the gateway is on 8766"
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """What a key press does: `kind` is "number", "submit" or "dismiss"."""
+
+    prompt_id: str
+    kind: str
+    number: int = 0
+
+
+def shortcut(state: ScreenState, key: str, modifiers: bool) -> Shortcut | None:
+    """A key acts only on the card the person chose from or focused, never while a dialog or a
+    text field has focus, and never on a page nobody has touched."""
+    if modifiers or state.dialog or state.typing:
+        return None
+    card = state.active_card
+    if card is None or card in state.undo or all(i.id != card for i in state.waiting):
+        return None
+    if key in NUMBER_KEYS:
+        return Shortcut(card, "number", NUMBER_KEYS[key])
+    if key == "Enter":
+        return Shortcut(card, "submit")
+    if key == "Escape":
+        return Shortcut(card, "dismiss")
+    return None
+
+
+class Screen:
+    """One window's (or browser tab's) state, fed by the process's device core."""
+
+    def __init__(
+        self,
+        core: DeviceCore,
+        options: AppOptions | None = None,
+        *,
+        schedule: Callable[[Callable[[], None]], None] | None = None,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.core = core
+        self.options = options or AppOptions()
+        self.monotonic = monotonic
+        # Where the core's change notifications run: on this page's own loop context in the
+        # app (so each tab updates its own components), at once in tests.
+        self._schedule = schedule or (lambda fn: fn())
+        self._reload_pending = False
+        self.clock = Clock(core.clock.now_ms())
+        self.state = ScreenState(language=core.store.get_meta("language") or "en")
+        self._unsubscribe = core.subscribe(self._core_changed)
+        self.reload()
+
+    @property
+    def strings(self) -> Strings:
+        return Strings(self.state.language)
+
+    # ---- from the core -----------------------------------------------------------------
+
+    def _core_changed(self) -> None:
+        """Coalesce a burst of core changes into one reload."""
+        if self._reload_pending:
+            return
+        self._reload_pending = True
+        self._schedule(self._reload_now)
+
+    def _reload_now(self) -> None:
+        self._reload_pending = False
+        self.reload()
+
+    def reload(self) -> None:
+        """Read the timeline once: every question still waiting, then the newest history."""
+        state, core = self.state, self.core
+        by_id: dict[str, TimelineItem] = {}
+        for item in core.timeline(session_key=state.session, limit=HISTORY_PAGE):
+            by_id[item.id] = item
+        for item in core.waiting(session_key=state.session):
+            by_id[item.id] = item
+        items = sorted(by_id.values(), key=lambda i: (i.record.created_at, i.id), reverse=True)
+        waiting = [i for i in items if i.is_open]
+        history = [i for i in items if not i.is_open]
+        known = {i.id for i in state.waiting}
+        arrived = any(i.id not in known for i in waiting)
+        open_ids = {i.id for i in waiting}
+        state.selections = {
+            i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
+            for i in waiting
+        }
+        state.errors = {k: v for k, v in state.errors.items() if k in open_ids}
+        state.undo = {k: v for k, v in state.undo.items() if k in open_ids}
+        if state.active_card not in open_ids:
+            state.active_card = None
+        state.waiting = waiting
+        state.history = history
+        state.sessions = core.store.sessions()
+        state.connection = core.connection
+        if arrived and state.loaded:
+            state.scroll_to_top += 1
+        state.loaded = True
+        self.clock.now_ms = core.clock.now_ms()
+
+    def tick(self) -> None:
+        """Once a second: the clock moves; a card whose time ran out turns read-only; a
+        dismiss whose Undo time passed goes to the gateway."""
+        now = self.core.clock.now_ms()
+        self.clock.now_ms = now
+        self.send_dismissals(due_only=True)
+        if any(i.record.expires_at.timestamp() * 1000 <= now for i in self.state.waiting):
+            self.reload()
+        if self.state.connection != self.core.connection:
+            self.state.connection = self.core.connection
+
+    # ---- a card ------------------------------------------------------------------------
+
+    def _update(self, prompt_id: str, change: Callable[[CardAnswers], CardAnswers]) -> None:
+        current = self.state.selections.get(prompt_id)
+        if current is None:
+            return
+        self.state.selections = {**self.state.selections, prompt_id: change(current)}
+        self.state.errors = {k: v for k, v in self.state.errors.items() if k != prompt_id}
+        self.state.active_card = prompt_id
+
+    def tap_option(self, prompt_id: str, question_id: str, label: str) -> None:
+        self._update(prompt_id, lambda a: a.with_answer(a[question_id].toggle(label)))
+
+    def set_option(self, prompt_id: str, question_id: str, label: str, on: bool) -> None:
+        """A checkbox or radio reporting its new value (idempotent, unlike a tap)."""
+
+        def change(a: CardAnswers) -> CardAnswers:
+            q = a[question_id]
+            return a.with_answer(q.choose(label) if on else q.unchoose(label))
+
+        self._update(prompt_id, change)
+
+    def set_other(self, prompt_id: str, question_id: str, text: str) -> None:
+        self._update(prompt_id, lambda a: a.with_answer(a[question_id].set_other(text)))
+
+    def focus(self, prompt_id: str, question_id: str | None = None) -> None:
+        """The person moved into this card (or one of its questions)."""
+        if question_id is not None:
+            self._update(prompt_id, lambda a: a.focus(question_id))
+        elif prompt_id in self.state.selections:
+            self.state.active_card = prompt_id
+
+    def set_typing(self, typing: bool) -> None:
+        self.state.typing = typing
+
+    def submit(self, prompt_id: str) -> bool:
+        answers = self.state.selections.get(prompt_id)
+        if answers is None or not answers.complete:
+            return False
+        try:
+            self.core.answer(prompt_id, answers.answers())
+        except ProtocolError as exc:
+            detail = "; ".join(f.message for f in exc.fields) or exc.message
+            self.state.errors = {
+                **self.state.errors,
+                prompt_id: self.strings("invalid_answer", detail=detail),
+            }
+            return False
+        self.reload()
+        return True
+
+    def dismiss(self, prompt_id: str) -> None:
+        """Dismiss after a few seconds in which Undo takes it back; nothing is sent before."""
+        if prompt_id not in self.state.selections:
+            return
+        self.state.undo = {**self.state.undo, prompt_id: self.monotonic() + UNDO_SECONDS}
+        if self.state.active_card == prompt_id:
+            self.state.active_card = None
+
+    def undo_dismiss(self, prompt_id: str) -> None:
+        self.state.undo = {k: v for k, v in self.state.undo.items() if k != prompt_id}
+
+    def send_dismissals(self, due_only: bool = False) -> None:
+        now = self.monotonic()
+        due = [k for k, at in self.state.undo.items() if not due_only or at <= now]
+        if not due:
+            return
+        self.state.undo = {k: v for k, v in self.state.undo.items() if k not in due}
+        for prompt_id in due:
+            with contextlib.suppress(ProtocolError):  # already read-only: nothing to dismiss
+                self.core.dismiss(prompt_id)
+        self.reload()
+
+    def key(self, key: str, modifiers: bool = False) -> bool:
+        """A key press from the page; True when it was a shortcut and acted."""
+        action = shortcut(self.state, key, modifiers)
+        if action is None:
+            return False
+        if action.kind == "number":
+            self._update(
+                action.prompt_id,
+                lambda a: a.with_answer(a[a.active].press_number(action.number)),
+            )
+        elif action.kind == "submit":
+            return self.submit(action.prompt_id)
+        else:
+            self.dismiss(action.prompt_id)
+        return True
+
+    # ---- the rest of the screen --------------------------------------------------------
+
+    def set_session(self, session: str | None) -> None:
+        self.state.session = session
+        self.reload()
+
+    def open_dialog(self, name: str | None) -> None:
+        self.state.dialog = name
+        if name is not None:
+            self.state.typing = False
+
+    def save_settings(self, url: str, token: str, name: str, language: str) -> None:
+        self.core.configure(
+            Settings(gateway_url=url.strip(), token=token.strip(), device_name=name.strip())
+        )
+        if language != self.state.language:
+            self.core.store.set_meta("language", language)
+            self.state.language = language
+        self.state.dialog = None
+
+    def clear_history(self) -> None:
+        self.core.clear_history(self.state.session)
+        self.state.dialog = None
+        self.reload()
+
+    def set_width(self, width: float | None) -> None:
+        if width:
+            self.state.width = width
+
+    def close(self) -> None:
+        """The window closed: a dismiss waiting for Undo is sent now, not lost."""
+        self.send_dismissals()
+        self._unsubscribe()

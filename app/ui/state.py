@@ -1,0 +1,51 @@
+"""What the screen shows, as plain observable objects: the components render these and
+nothing else. `Screen` (screen.py) is the only writer."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import flet as ft
+
+from app.device import Connection, ConnectionState, TimelineItem
+
+from .answers import CardAnswers
+
+
+@ft.observable
+@dataclass
+class Clock:
+    """Now on the gateway's clock (ms): the one value every countdown reads. It ticks once a
+    second without touching the store."""
+
+    now_ms: int = 0
+
+
+@ft.observable
+@dataclass
+class ScreenState:
+    language: str = "en"
+    connection: ConnectionState = field(
+        default_factory=lambda: ConnectionState(Connection.CONNECTING)
+    )
+    waiting: list[TimelineItem] = field(default_factory=list)  # open cards, newest first
+    history: list[TimelineItem] = field(default_factory=list)  # summaries, newest first
+    sessions: list[tuple[str, int]] = field(default_factory=list)  # (key, pending)
+    session: str | None = None  # the session filter; None shows every session
+    selections: dict[str, CardAnswers] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    undo: dict[str, float] = field(default_factory=dict)  # prompt id → when the dismiss is sent
+    active_card: str | None = None  # the card keyboard shortcuts act on
+    typing: bool = False  # a text field has focus: keys are text, not shortcuts
+    dialog: str | None = None  # "settings" | "clear" | None
+    width: float = 0  # the window's width, for the centred column on wide screens
+    scroll_to_top: int = 0  # bumped when a question arrives: the timeline shows its top
+    loaded: bool = False
+
+
+ClockContext = ft.create_context(Clock())  # what countdowns read: the screen's one clock
+
+
+def nothing() -> ft.Control:
+    """What a component renders when it has nothing to show."""
+    return ft.Container(visible=False)
