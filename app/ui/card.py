@@ -304,8 +304,9 @@ def PromptCard(
                 key=question.id,
             )
         )
-    if error:
-        children.append(ft.Text(error, color=ft.Colors.ERROR, rtl=strings.rtl))
+    children.append(
+        ft.Text(error or "", color=ft.Colors.ERROR, rtl=strings.rtl, visible=bool(error))
+    )
     children.append(CardButtons(item.id, answers.complete, screen, strings))
     return ft.Card(
         ft.Container(

@@ -8,7 +8,7 @@ import flet as ft
 from app.device import Connection, ConnectionState
 
 from .screen import Screen
-from .state import ClockContext, ScreenState, nothing
+from .state import ClockContext, ScreenState
 from .strings import Strings
 from .theme import TAP
 
@@ -42,8 +42,8 @@ def ConnectionIcon(connection: ConnectionState, strings: Strings) -> ft.Control:
     icon, color, _ = CONNECTION_LOOKS[connection.kind]
     label = strings("connection", state=connection_text(connection, strings))
     return ft.Container(
+        # No tooltip: Flet's client drew an error box when a Container's tooltip changed.
         ft.Icon(icon, color=color, size=22, semantics_label=label),
-        tooltip=label,
         width=40,
         height=TAP,
         alignment=ft.Alignment.CENTER,
@@ -54,11 +54,12 @@ def ConnectionIcon(connection: ConnectionState, strings: Strings) -> ft.Control:
 def ConnectionBanner(connection: ConnectionState, strings: Strings) -> ft.Control:
     """Words only while not connected; connected, the app bar's icon says it."""
     ft.use_context(ClockContext)  # the retry countdown moves with the clock
-    if connection.kind == Connection.CONNECTED:
-        return nothing()
     icon, color, _ = CONNECTION_LOOKS[connection.kind]
+    # Always the same control, hidden when connected: Flet's client has drawn an error box
+    # when a slot changed from one kind of control to another.
     return ft.Container(
-        ft.Row(
+        visible=connection.kind != Connection.CONNECTED,
+        content=ft.Row(
             [
                 ft.Icon(icon, color=color, size=18),
                 ft.Text(connection_text(connection, strings), size=13, color=color, expand=True),
@@ -72,9 +73,7 @@ def ConnectionBanner(connection: ConnectionState, strings: Strings) -> ft.Contro
 
 @ft.component
 def SessionFilter(state: ScreenState, screen: Screen, strings: Strings) -> ft.Control:
-    """A filter icon with a menu of sessions; only when there is more than one."""
-    if len(state.sessions) < 2:
-        return nothing()
+    """A filter icon with a menu of sessions; shown only when there is more than one."""
     items = [
         ft.PopupMenuItem(
             content=strings("all_sessions"),
@@ -92,16 +91,20 @@ def SessionFilter(state: ScreenState, screen: Screen, strings: Strings) -> ft.Co
         )
     label = strings("filter")
     icon = ft.Icons.FILTER_ALT if state.session else ft.Icons.FILTER_LIST
-    return ft.PopupMenuButton(icon=ft.Icon(icon, semantics_label=label), tooltip=label, items=items)
+    return ft.PopupMenuButton(
+        icon=ft.Icon(icon, semantics_label=label),
+        tooltip=label,
+        items=items,
+        visible=len(state.sessions) > 1,
+    )
 
 
 @ft.component
 def FilterChip(state: ScreenState, screen: Screen, strings: Strings) -> ft.Control:
     """Which session the timeline shows, with a way back to all of them."""
-    if state.session is None:
-        return nothing()
     return ft.Container(
-        ft.Row(
+        visible=state.session is not None,
+        content=ft.Row(
             [
                 ft.Icon(ft.Icons.FILTER_ALT, size=16, color=ft.Colors.PRIMARY),
                 ft.Text(f"{strings('session')}: {state.session}", size=13, expand=True),

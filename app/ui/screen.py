@@ -233,9 +233,11 @@ class Screen:
         self.reload()
 
     def open_dialog(self, name: str | None) -> None:
+        """A dialog takes the keys; after it, shortcuts wait until the person chooses from a
+        card again (an Enter that closed the dialog must not submit a card)."""
         self.state.dialog = name
-        if name is not None:
-            self.state.typing = False
+        self.state.typing = False
+        self.state.active_card = None
 
     def save_settings(self, url: str, token: str, name: str, language: str) -> None:
         self.core.configure(
@@ -259,3 +261,4 @@ class Screen:
         """The window closed: a dismiss waiting for Undo is sent now, not lost."""
         self.send_dismissals()
         self._unsubscribe()
+        self._unsubscribe = lambda: None

@@ -20,7 +20,7 @@ def CopyLine(label: str, value: str, strings: Strings) -> ft.Control:
             ft.Column(
                 [
                     ft.Text(label, size=12, color=ft.Colors.ON_SURFACE_VARIANT),
-                    ft.Text(value, size=14, selectable=True),
+                    ft.Text(value, size=14),
                 ],
                 spacing=0,
                 expand=True,

@@ -44,8 +44,3 @@ class ScreenState:
 
 
 ClockContext = ft.create_context(Clock())  # what countdowns read: the screen's one clock
-
-
-def nothing() -> ft.Control:
-    """What a component renders when it has nothing to show."""
-    return ft.Container(visible=False)

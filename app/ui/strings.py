@@ -57,7 +57,6 @@ _EN = {
     "copy": "Copy",
     "filter": "Filter by session",
     "connection": "Connection: {state}",
-    "show_question": "Show the whole question",
 }
 
 _FA = {
@@ -110,7 +109,6 @@ _FA = {
     "copy": "رونوشت",
     "filter": "صافی گفتگو",
     "connection": "اتصال: {state}",
-    "show_question": "نمایش کامل پرسش",
 }
 
 _TABLES = {ENGLISH: _EN, PERSIAN: _FA}

@@ -92,7 +92,6 @@ def SummaryTile(item: TimelineItem, strings: Strings) -> ft.Control:
             tight=True,
         ),
         on_click=lambda _: set_whole(not whole),
-        tooltip=None if whole else strings("show_question"),
         padding=ft.Padding.symmetric(horizontal=14, vertical=10),
         border_radius=12,
         border=ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),

@@ -46,7 +46,9 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     items: list[ft.Control] = []
     for item in state.waiting:
         if item.id in state.undo:
-            items.append(UndoRow(item.id, state.undo[item.id], screen, strings, key=item.id))
+            items.append(
+                UndoRow(item.id, state.undo[item.id], screen, strings, key=f"undo-{item.id}")
+            )
         else:
             items.append(
                 PromptCard(
@@ -58,9 +60,9 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                     key=item.id,
                 )
             )
-    items += [SummaryTile(item, strings, key=item.id) for item in state.history]
+    items += [SummaryTile(item, strings, key=f"summary-{item.id}") for item in state.history]
     if not items and state.loaded:
-        items = [EmptyTimeline(strings)]
+        items = [EmptyTimeline(strings, key="empty")]
     side = side_padding(state.width)
     return ft.Column(
         [

@@ -158,3 +158,16 @@ def test_ten_thousand_summaries_page_without_reading_everything(tmp_path):
     )
     assert "prompts_by_time" in plan and "TEMP B-TREE" not in plan
     assert len(reopened.page(limit=50)) == 50
+
+
+def test_store_files_are_private(tmp_path):
+    """The device token and every question and answer: 0600 files in a 0700 folder."""
+    folder = tmp_path / "app"
+    folder.mkdir(mode=0o755)
+    store = LocalStore(folder / "device.sqlite3")
+    store.set_meta("settings", "{}")
+    assert folder.stat().st_mode & 0o777 == 0o700
+    files = list(folder.iterdir())
+    assert {f.name for f in files} >= {"device.sqlite3", "device.sqlite3-wal"}
+    assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+    store.close()

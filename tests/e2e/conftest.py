@@ -107,29 +107,69 @@ def stack(tmp_path):
     gateway.stop()
 
 
-def open_app(browser, url: str, *, mobile: bool = False, name: str = "") -> Page:
-    if mobile:
-        context = browser.new_context(
-            viewport={"width": 412, "height": 915},
-            device_scale_factor=2.625,
-            is_mobile=True,
-            has_touch=True,
-            user_agent="Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 "
-            "(KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36",
-        )
-    else:
-        context = browser.new_context(viewport={"width": 900, "height": 1400})
+ANDROID_UA = (
+    "Mozilla/5.0 (Linux; Android 14; Pixel 7) AppleWebKit/537.36 "
+    "(KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36"
+)
+IPHONE_UA = (
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
+)
+# The screens a person answers on: the smallest phone, an iPhone SE, a Pixel 7, desktops.
+DEVICES = {
+    "phone-320": dict(
+        viewport={"width": 320, "height": 568},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+        user_agent=IPHONE_UA,
+    ),
+    "iphone-se": dict(
+        viewport={"width": 375, "height": 667},
+        device_scale_factor=2,
+        is_mobile=True,
+        has_touch=True,
+        user_agent=IPHONE_UA,
+    ),
+    "pixel-7": dict(
+        viewport={"width": 412, "height": 915},
+        device_scale_factor=2.625,
+        is_mobile=True,
+        has_touch=True,
+        user_agent=ANDROID_UA,
+    ),
+    "desktop": dict(viewport={"width": 900, "height": 1400}),
+    "wide": dict(viewport={"width": 1440, "height": 900}),
+}
+
+
+def open_app(browser, url: str, device: str = "desktop") -> Page:
+    settings = DEVICES[device]
+    context = browser.new_context(**settings)
     page = context.new_page()
     page.goto(url)
     page.wait_for_selector("flutter-view", timeout=60_000)
     placeholder = page.locator("flt-semantics-placeholder")
     placeholder.wait_for(state="attached", timeout=60_000)
-    if mobile:
+    if "Android" in settings.get("user_agent", ""):  # Flutter's Android enabler wants a tap
         placeholder.tap(force=True)
     else:
         placeholder.dispatch_event("click")
     page.wait_for_selector("flt-semantics", state="attached", timeout=30_000)
     return page
+
+
+def on_screen(page: Page, locator) -> bool:
+    """Wholly inside the viewport (a person sees it without scrolling)."""
+    box = locator.bounding_box()
+    size = page.viewport_size
+    return bool(
+        box
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= size["width"] + 0.5
+        and box["y"] + box["height"] <= size["height"] + 0.5
+    )
 
 
 def shot(page: Page, name: str) -> Path:

@@ -1,0 +1,259 @@
+"""The screen's logic and the answer rules, without a browser: what a tap, a key or Undo does,
+and what the timeline shows in which order."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.device import DeviceCore, DisplayStatus, LocalStore, ServerClock, TimelineItem
+from app.protocol import PromptRecord, Question
+from app.ui.answers import CardAnswers, QuestionAnswer
+from app.ui.card import shown_label
+from app.ui.screen import UNDO_SECONDS, Screen, shortcut
+from app.ui.strings import Strings
+from app.ui.summary import shorten, summary_lines
+
+NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+SINGLE = {
+    "id": "target",
+    "header": "Target",
+    "question": "Where should this deploy?",
+    "options": [{"label": "Staging (Recommended)"}, {"label": "Production"}, {"label": "Preview"}],
+}
+MULTI = {
+    "id": "features",
+    "header": "Features",
+    "question": "Which features?",
+    "multiSelect": True,
+    "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Dark mode"}],
+}
+
+
+def record(id_: str, minute: int, status: str = "pending", questions=None, **kw) -> PromptRecord:
+    created = NOW - timedelta(minutes=60 - minute)
+    return PromptRecord.model_validate(
+        {
+            "id": id_,
+            "sessionKey": kw.pop("session", "main"),
+            "questions": questions or [SINGLE],
+            "status": status,
+            "version": 1 if status == "pending" else 2,
+            "createdAt": created.isoformat(),
+            "expiresAt": (NOW + timedelta(minutes=10)).isoformat(),
+            **kw,
+        }
+    )
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def screen(tmp_path):
+    store = LocalStore(tmp_path / "device.sqlite3")
+    clock = ServerClock(wall=lambda: NOW.timestamp(), monotonic=lambda: 0.0)
+    core = DeviceCore(store, clock=clock)
+    time = FakeTime()
+    made = Screen(core, monotonic=time)
+    made.time = time  # type: ignore[attr-defined]
+    yield made
+    made.close()
+    store.close()
+
+
+def add(screen: Screen, *records: PromptRecord) -> None:
+    screen.core.store.apply_many(list(records))
+    screen.reload()
+
+
+# ---- the answer rules ---------------------------------------------------------------------
+
+
+def test_single_select_choose_replaces_and_other_replaces_the_option():
+    q = QuestionAnswer(Question.model_validate(SINGLE))
+    q = q.choose("Production")
+    assert q.values() == ["Production"]
+    q = q.set_other("  our rack ")
+    assert q.values() == ["our rack"] and q.chosen == ()
+    q = q.choose("Preview")
+    assert q.values() == ["Preview"] and q.other == ""
+    assert q.press_number(9) == q  # no such option: nothing changes
+    assert q.press_number(1).values() == ["Staging (Recommended)"]
+
+
+def test_multi_select_toggles_and_combines_with_other_in_option_order():
+    q = QuestionAnswer(Question.model_validate(MULTI))
+    q = q.toggle("Dark mode").toggle("Search").set_other("Sync")
+    assert q.values() == ["Search", "Dark mode", "Sync"]
+    q = q.toggle("Search")
+    assert q.values() == ["Dark mode", "Sync"]
+    assert q.press_number(2).values() == ["Export", "Dark mode", "Sync"]
+
+
+def test_card_answers_are_immutable_and_complete_only_when_every_question_is():
+    start = CardAnswers.start([Question.model_validate(SINGLE), Question.model_validate(MULTI)])
+    one = start.with_answer(start["target"].choose("Production"))
+    assert start.answers() == {"target": [], "features": []}  # unchanged
+    assert not one.complete and one.active == "target"
+    both = one.with_answer(one["features"].toggle("Export"))
+    assert both.complete and both.active == "features"
+    assert both.answers() == {"target": ["Production"], "features": ["Export"]}
+
+
+def test_recommended_mark_keeps_the_label_the_agent_sent():
+    assert shown_label("Staging (Recommended)") == ("Staging", True)
+    assert shown_label("Production") == ("Production", False)
+    assert shown_label("(Recommended)") == ("(Recommended)", False)
+
+
+# ---- the timeline ---------------------------------------------------------------------
+
+
+def test_waiting_first_newest_on_top_then_history_newest_first(screen):
+    add(
+        screen,
+        record("pr_a", 1, status="answered", answers={"target": ["Production"]}),
+        record("pr_b", 2),
+        record("pr_c", 3, status="dismissed"),
+        record("pr_d", 4),
+    )
+    assert [i.id for i in screen.state.waiting] == ["pr_d", "pr_b"]
+    assert [i.id for i in screen.state.history] == ["pr_c", "pr_a"]
+    assert set(screen.state.selections) == {"pr_b", "pr_d"}
+
+
+def test_every_waiting_prompt_is_shown_however_long_the_history(screen, monkeypatch):
+    monkeypatch.setattr("app.ui.screen.HISTORY_PAGE", 3)
+    add(screen, record("pr_0", 0))
+    add(screen, *[record(f"pr_{n}", n, status="expired") for n in range(1, 10)])
+    assert [i.id for i in screen.state.waiting] == ["pr_0"]
+    assert len(screen.state.history) == 3
+
+
+def test_a_new_question_asks_the_timeline_to_show_its_top(screen):
+    add(screen, record("pr_a", 1))
+    before = screen.state.scroll_to_top
+    add(screen, record("pr_b", 2))
+    assert screen.state.scroll_to_top == before + 1
+    screen.reload()  # nothing new
+    assert screen.state.scroll_to_top == before + 1
+
+
+def test_the_clock_ticks_without_reading_the_store(screen, monkeypatch):
+    add(screen, record("pr_a", 1))
+    reads = []
+    monkeypatch.setattr(screen.core, "timeline", lambda **kw: reads.append(kw) or [])
+    for _ in range(5):
+        screen.tick()
+    assert reads == []
+
+
+def test_summary_says_what_was_asked():
+    rec = record("pr_a", 1, status="answered", answers={"target": ["Production"]})
+    done = TimelineItem(rec, DisplayStatus.ANSWERED_HERE, 0, {"target": ["Production"]})
+    assert summary_lines(done, Strings()) == ["Target — Where should this deploy?: Production"]
+    assert shorten("x" * 100).endswith("…") and len(shorten("x" * 100)) == 60
+
+
+# ---- what the person does -----------------------------------------------------------------
+
+
+def test_tap_then_submit_puts_the_answer_in_the_outbox(screen):
+    add(screen, record("pr_a", 1))
+    assert not screen.submit("pr_a")  # nothing chosen yet
+    screen.tap_option("pr_a", "target", "Production")
+    assert screen.state.active_card == "pr_a"
+    assert screen.submit("pr_a")
+    [entry] = screen.core.store.outbox()
+    assert (entry.kind, entry.answers) == ("answer", {"target": ["Production"]})
+    assert screen.state.waiting == []
+    assert screen.state.history[0].status == DisplayStatus.SENDING
+
+
+def test_dismiss_waits_for_undo_before_anything_is_sent(screen):
+    add(screen, record("pr_a", 1))
+    screen.dismiss("pr_a")
+    assert "pr_a" in screen.state.undo
+    screen.tick()
+    assert screen.core.store.outbox() == []
+    screen.undo_dismiss("pr_a")
+    screen.time.now += UNDO_SECONDS + 1
+    screen.tick()
+    assert screen.core.store.outbox() == []  # undone: never sent
+    screen.dismiss("pr_a")
+    screen.time.now += UNDO_SECONDS + 1
+    screen.tick()
+    [entry] = screen.core.store.outbox()
+    assert entry.kind == "dismiss"
+
+
+def test_closing_the_window_sends_a_dismiss_still_waiting_for_undo(screen):
+    add(screen, record("pr_a", 1))
+    screen.dismiss("pr_a")
+    screen.close()
+    assert [e.kind for e in screen.core.store.outbox()] == ["dismiss"]
+
+
+# ---- keys ---------------------------------------------------------------------------------
+
+
+def test_keys_do_nothing_on_a_page_nobody_touched(screen):
+    add(screen, record("pr_a", 1))
+    for key in ("Escape", "1", "Enter"):
+        assert not screen.key(key)
+    assert screen.state.undo == {} and screen.core.store.outbox() == []
+
+
+def test_keys_never_act_while_a_dialog_or_a_text_field_has_focus(screen):
+    add(screen, record("pr_a", 1))
+    screen.tap_option("pr_a", "target", "Staging (Recommended)")
+    screen.open_dialog("settings")
+    for key in "MacBook 2":
+        screen.key(key)
+    assert not screen.key("Enter")
+    screen.open_dialog(None)
+    assert not screen.key("Enter")  # the Enter that closed the dialog submits nothing
+    screen.tap_option("pr_a", "target", "Staging (Recommended)")
+    screen.set_typing(True)
+    assert not screen.key("2") and not screen.key("Escape")
+    assert screen.state.selections["pr_a"]["target"].values() == ["Staging (Recommended)"]
+    assert screen.core.store.outbox() == [] and screen.state.undo == {}
+    assert not screen.key("2", modifiers=True)
+
+
+def test_keys_act_on_the_card_chosen_from_and_its_active_question(screen):
+    add(screen, record("pr_a", 1, questions=[SINGLE, MULTI]), record("pr_b", 2))
+    screen.tap_option("pr_a", "features", "Search")
+    assert screen.key("3")  # the active question is "features"
+    assert screen.state.selections["pr_a"]["features"].values() == ["Search", "Dark mode"]
+    screen.focus("pr_a", "target")
+    screen.key("2")
+    assert screen.state.selections["pr_a"]["target"].values() == ["Production"]
+    assert screen.state.selections["pr_b"]["target"].values() == []  # the other card untouched
+    assert screen.key("Enter")
+    assert [e.prompt_id for e in screen.core.store.outbox()] == ["pr_a"]
+
+
+def test_escape_on_the_chosen_card_offers_undo(screen):
+    add(screen, record("pr_a", 1))
+    screen.focus("pr_a")
+    assert screen.key("Escape")
+    assert "pr_a" in screen.state.undo and screen.state.active_card is None
+    assert shortcut(screen.state, "Escape", False) is None  # a second Esc: nothing more
+
+
+# ---- words --------------------------------------------------------------------------------
+
+
+def test_persian_ui_writes_its_own_numbers_in_persian_digits():
+    fa = Strings("fa")
+    assert fa.countdown(125) == "۲:۰۵"
+    assert fa("conn_reconnecting", seconds=12).endswith("۱۲ ثانیه دیگر")
+    assert Strings("en").countdown(125) == "2:05"
