@@ -129,9 +129,7 @@ def make_history(page, gateway, count: int) -> None:
             "answer",
             {"answers": {"deploy_target": ["Production"]}, "deviceId": "laptop"},
         )
-    expect(summary(page, "Answered elsewhere", "Production")).to_have_count(
-        count, timeout=TIMEOUT
-    )
+    expect(summary(page, "Answered elsewhere", "Production")).to_have_count(count, timeout=TIMEOUT)
 
 
 # ---- answering ----------------------------------------------------------------------------
@@ -286,9 +284,7 @@ def test_summary_survives_an_app_restart(browser, stack, agent):
 # ---- what is on screen --------------------------------------------------------------------
 
 
-def test_opens_on_the_top_of_what_waits_and_a_new_question_comes_into_view(
-    browser, stack, agent
-):
+def test_opens_on_the_top_of_what_waits_and_a_new_question_comes_into_view(browser, stack, agent):
     """Five items (three summaries, two waiting) on an iPhone SE: the top of a waiting card —
     status, countdown, header, question — is on screen with no touch, and the chrome takes
     at most a fifth of the screen."""
