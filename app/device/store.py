@@ -60,6 +60,13 @@ class OutboxEntry:
     answers: dict[str, list[str]] | None
 
 
+# A stored prompt's row, with whether the outbox holds a change for it (see `_stored`).
+_STORED_ROWS = (
+    "SELECT p.record, p.local_answers, p.gone, o.kind FROM prompts p "
+    "LEFT JOIN outbox o ON o.prompt_id = p.id"
+)
+
+
 class LocalStore:
     """SQLite in WAL mode; every method is one short transaction, safe from any thread."""
 
@@ -166,18 +173,14 @@ class LocalStore:
     def get(self, prompt_id: str) -> StoredPrompt | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT p.record, p.local_answers, p.gone, o.kind FROM prompts p "
-                "LEFT JOIN outbox o ON o.prompt_id = p.id WHERE p.id = ?",
+                _STORED_ROWS + " WHERE p.id = ?",
                 (prompt_id,),
             ).fetchone()
         return _stored(row) if row else None
 
     def waiting(self, session_key: str | None = None) -> list[StoredPrompt]:
         """Every prompt still pending here (however many), oldest first."""
-        sql = (
-            "SELECT p.record, p.local_answers, p.gone, o.kind FROM prompts p "
-            "LEFT JOIN outbox o ON o.prompt_id = p.id WHERE p.status = 'pending' AND p.gone = 0"
-        )
+        sql = _STORED_ROWS + " WHERE p.status = 'pending' AND p.gone = 0"
         params: tuple = ()
         if session_key is not None:
             sql += " AND p.session_key = ?"
@@ -206,10 +209,7 @@ class LocalStore:
         if before is not None:
             where.append("(p.created_at, p.id) < (SELECT created_at, id FROM prompts WHERE id = ?)")
             params.append(before)
-        sql = (
-            "SELECT p.record, p.local_answers, p.gone, o.kind FROM prompts p "
-            "LEFT JOIN outbox o ON o.prompt_id = p.id"
-        )
+        sql = _STORED_ROWS
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY p.created_at DESC, p.id DESC LIMIT ?"
