@@ -19,7 +19,10 @@ from app.gateway import EmbeddedGateway, GatewayConfig, ManualClock, Tokens
 AGENT_TOKEN = "agent-token-for-tests"
 OTHER_AGENT_TOKEN = "another-agent-token"
 DEVICE_TOKEN = "device-token-for-tests"
-TOKENS = Tokens(agent=(AGENT_TOKEN, OTHER_AGENT_TOKEN), device=(DEVICE_TOKEN,))
+ADMIN_TOKEN = "admin-token-for-tests"
+TOKENS = Tokens(
+    agent=(AGENT_TOKEN, OTHER_AGENT_TOKEN), device=(DEVICE_TOKEN,), admin=(ADMIN_TOKEN,)
+)
 
 
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01) -> Any:
@@ -84,6 +87,10 @@ class RunningGateway:
     def device(self) -> httpx.Client:
         return self._cached("_device", DEVICE_TOKEN)
 
+    @property
+    def admin(self) -> httpx.Client:
+        return self._cached("_admin", ADMIN_TOKEN)
+
     def _cached(self, name: str, token: str) -> httpx.Client:
         if name not in self.__dict__:
             self.__dict__[name] = self.client(token)
@@ -133,6 +140,8 @@ class GatewayProcess:
     log_path: Path | None = None
     log_level: str = "info"
     preexec_fn: Callable[[], Any] | None = None  # e.g. raise the child's file limit
+    extra_args: list[str] = field(default_factory=list)
+    extra_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -142,6 +151,8 @@ class GatewayProcess:
         env = dict(os.environ)
         env["ASK_USER_AGENT_TOKENS"] = ",".join(TOKENS.agent)
         env["ASK_USER_DEVICE_TOKENS"] = ",".join(TOKENS.device)
+        env["ASK_USER_ADMIN_TOKENS"] = ",".join(TOKENS.admin)
+        env.update(self.extra_env)
         self.log_path = self.data_dir.parent / f"gateway-{self.port}-{time.monotonic_ns()}.log"
         self.data_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("w")
@@ -157,6 +168,7 @@ class GatewayProcess:
                 str(self.data_dir),
                 "--log-level",
                 self.log_level,
+                *self.extra_args,
             ],
             preexec_fn=self.preexec_fn,
             stdout=log,

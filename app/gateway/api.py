@@ -17,12 +17,18 @@ from app.protocol import (
     AnswerRequest,
     CancelRequest,
     CreatePromptRequest,
+    DeviceInfo,
+    DeviceList,
     DismissRequest,
     ErrorBody,
     ErrorCode,
     EventsPage,
     EventsQuery,
     Health,
+    PairDeviceRequest,
+    PairedDevice,
+    Pairing,
+    PairingRequest,
     PendingResult,
     PromptList,
     PromptRecord,
@@ -32,13 +38,15 @@ from app.protocol import (
     RunCancelled,
     ToolResult,
     limits,
+    pair_link,
     protocol_error_from,
     render_prompt_text,
 )
 
-from .auth import Authenticator
-from .clock import Clock
+from .auth import Authenticator, Caller
+from .clock import Clock, to_datetime
 from .config import GatewayConfig
+from .devices import DeviceRegistry
 from .hot_routes import (
     INVALID_BODY_CODE,
     HotRoutes,
@@ -107,16 +115,26 @@ async def _gateway(request: Request) -> Gateway:
 async def _agent(credentials: Credentials, request: Request) -> str:
     """The fingerprint of the agent token: prompts belong to the agent that made them."""
     auth: Authenticator = request.app.state.auth
-    return fingerprint(auth.require(request.headers.get("authorization"), "agent"))
+    return fingerprint(auth.require(request.headers.get("authorization"), "agent").token)
 
 
-async def _device(credentials: Credentials, request: Request) -> None:
-    request.app.state.auth.require(request.headers.get("authorization"), "device")
+async def _device(credentials: Credentials, request: Request) -> Caller:
+    return request.app.state.auth.require(request.headers.get("authorization"), "device")
+
+
+async def _admin(credentials: Credentials, request: Request) -> None:
+    request.app.state.auth.require(request.headers.get("authorization"), "admin")
+
+
+async def _devices(request: Request) -> DeviceRegistry:
+    return request.app.state.auth.devices
 
 
 GatewayDep = Annotated[Gateway, Depends(_gateway)]
 Agent = Annotated[str, Depends(_agent)]
-Device = Annotated[None, Depends(_device)]
+Device = Annotated[Caller, Depends(_device)]
+Admin = Annotated[None, Depends(_admin)]
+Devices = Annotated[DeviceRegistry, Depends(_devices)]
 
 
 def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
@@ -133,6 +151,7 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
                 "expired %d prompt(s) whose deadline passed while the gateway was down", expired
             )
         app.state.gateway = gateway
+        app.state.auth.attach(DeviceRegistry(store.connection), gateway.clock.now_ms)
         retention = asyncio.create_task(_retain(gateway, config))
         try:
             yield
@@ -276,10 +295,13 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
 
     @app.get("/v1/events", response_model=EventsPage, responses=_errors(410), tags=["device"])
     async def events(
-        gateway: GatewayDep, _device: Device, query: Annotated[EventsQuery, Query()]
+        gateway: GatewayDep,
+        device: Device,
+        request: Request,
+        query: Annotated[EventsQuery, Query()],
     ) -> Response:
         """Answered by HotRoutes in front of the framework; declared here for the OpenAPI."""
-        return await events_response(gateway, query)
+        return await events_response(gateway, request.app.state.auth, device, query)
 
     @app.post(
         "/v1/prompts/{prompt_id}/answer",
@@ -314,9 +336,81 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     ) -> Response:
         return device_change_response(gateway, prompt_id, "reply", body)
 
+    # ---- devices and pairing (admin; pairing itself needs only the code) --------------------
+
+    @app.post(
+        "/v1/pairings", status_code=201, response_model=Pairing, responses=_errors(), tags=["admin"]
+    )
+    async def create_pairing(
+        gateway: GatewayDep,
+        devices: Devices,
+        _admin: Admin,
+        request: Request,
+        body: PairingRequest | None = None,
+    ) -> dict:
+        """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
+        body = body or PairingRequest()
+        now = gateway.clock.now_ms()
+        code, expires_ms = devices.new_pairing(body.name, now)
+        url = body.gateway_url or config.public_url or _own_url(request)
+        return Pairing(
+            code=code, expires_at=to_datetime(expires_ms), link=pair_link(url, code)
+        ).to_wire()
+
+    @app.post(
+        "/v1/devices",
+        status_code=201,
+        response_model=PairedDevice,
+        responses={
+            403: {"model": ErrorBody, "description": "Unknown, used or expired code."},
+            429: {"model": ErrorBody, "description": "Too many wrong codes from this address."},
+            **_errors(),
+        },
+        tags=["pairing"],
+    )
+    async def pair_device(
+        gateway: GatewayDep, devices: Devices, request: Request, body: PairDeviceRequest
+    ) -> dict:
+        """No token: the pairing code is the credential. The token is shown only here."""
+        address = request.client.host if request.client else "unknown"
+        device, token = devices.pair(body.code, body.name, address, gateway.clock.now_ms())
+        log.info("paired device %s (%s)", device.id, device.name)
+        return PairedDevice(device_id=device.id, token=token, name=device.name).to_wire()
+
+    @app.get("/v1/devices", response_model=DeviceList, responses=_errors(), tags=["admin"])
+    async def list_devices(devices: Devices, _admin: Admin) -> dict:
+        return DeviceList(
+            devices=[
+                DeviceInfo(
+                    device_id=d.id,
+                    name=d.name,
+                    created_at=to_datetime(d.created_ms),
+                    last_seen_at=to_datetime(d.last_seen_ms) if d.last_seen_ms else None,
+                )
+                for d in devices.devices()
+            ]
+        ).to_wire()
+
+    @app.delete("/v1/devices/{device_id}", status_code=204, responses=_errors(404), tags=["admin"])
+    async def revoke_device(
+        gateway: GatewayDep, devices: Devices, device_id: str, _admin: Admin
+    ) -> Response:
+        """The device's token gets 401 from now on; a long-poll it has parked ends with 401."""
+        if not devices.revoke(device_id):
+            raise ProtocolError(ErrorCode.NOT_FOUND, f"no device with id {device_id!r}")
+        gateway.waiters.device_revoked(device_id)
+        log.info("revoked device %s", device_id)
+        return Response(status_code=204)
+
     app.add_middleware(BodyLimit)
     app.add_middleware(WokenFirst)
     return app
+
+
+def _own_url(request: Request) -> str:
+    """The address this request reached the gateway by, for a link made without one."""
+    host = request.headers.get("host") or f"{request.url.hostname}:{request.url.port}"
+    return f"{request.url.scheme}://{host}"
 
 
 async def _retain(gateway: Gateway, config: GatewayConfig) -> None:

@@ -1,15 +1,27 @@
-"""Bearer tokens and their roles, compared in constant time."""
+"""Bearer tokens and their roles: named tokens compared in constant time, paired devices by hash."""
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from app.protocol import ErrorCode, ProtocolError
 
 from .config import Tokens
+from .devices import DeviceRegistry
 
-Role = Literal["agent", "device"]
+Role = Literal["agent", "device", "admin"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who a request comes from: its token, role, and the paired device it belongs to, if any."""
+
+    token: str
+    role: Role
+    device_id: str | None = None
 
 
 class Authenticator:
@@ -17,32 +29,51 @@ class Authenticator:
         self._tokens: list[tuple[bytes, Role]] = [
             *((t.encode(), "agent") for t in tokens.agent),
             *((t.encode(), "device") for t in tokens.device),
+            *((t.encode(), "admin") for t in tokens.admin),
         ]
+        self.devices: DeviceRegistry | None = None
+        self.now_ms: Callable[[], int] = lambda: 0
 
-    def role_of(self, token: str) -> Role | None:
+    def attach(self, devices: DeviceRegistry, now_ms: Callable[[], int]) -> None:
+        """Paired devices join the named tokens once the store is open."""
+        self.devices, self.now_ms = devices, now_ms
+
+    def caller(self, token: str) -> Caller | None:
         given = token.encode()
         found: Role | None = None
         for known, role in self._tokens:  # no early exit: every token is compared
             if hmac.compare_digest(given, known):
                 found = role
-        return found
+        if found is not None:
+            return Caller(token, found)
+        if self.devices is not None and (device_id := self.devices.device_of(token)):
+            self.devices.seen(device_id, self.now_ms())
+            return Caller(token, "device", device_id)
+        return None
 
-    def require(self, authorization: str | None, role: Role) -> str:
-        """The token, when it is known and of `role`; else 401 (none/unknown) or 403."""
+    def require(self, authorization: str | None, role: Role) -> Caller:
+        """The caller, when its token is known and of `role`; else 401 (none/unknown) or 403."""
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise ProtocolError(
                 ErrorCode.UNAUTHORIZED, "a bearer token is required: Authorization: Bearer <token>"
             )
-        found = self.role_of(token.strip())
+        found = self.caller(token.strip())
         if found is None:
             raise ProtocolError(ErrorCode.UNAUTHORIZED, "unknown token")
-        if found != role:
+        if found.role != role:
             raise ProtocolError(
                 ErrorCode.FORBIDDEN,
-                f"this call needs {_article(role)} token; this is {_article(found)} token",
+                f"this call needs {_article(role)} token; this is {_article(found.role)} token",
             )
-        return token.strip()
+        return found
+
+    def still_valid(self, caller: Caller) -> None:
+        """401 when the caller's device was revoked meanwhile (e.g. during a long-poll)."""
+        if caller.device_id is not None and not (
+            self.devices is not None and self.devices.is_active(caller.device_id)
+        ):
+            raise ProtocolError(ErrorCode.UNAUTHORIZED, "this device's token was revoked")
 
 
 def _article(role: str) -> str:

@@ -7,7 +7,14 @@ import logging
 import sys
 from pathlib import Path
 
-from .config import DEFAULT_HOST, DEFAULT_PORT, GatewayConfig, default_data_dir, load_tokens
+from .config import (
+    DEFAULT_HOST,
+    DEFAULT_PORT,
+    ConfigError,
+    GatewayConfig,
+    default_data_dir,
+    load_tokens,
+)
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -37,7 +44,11 @@ def run(args: argparse.Namespace) -> int:
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     data_dir = (args.data_dir or default_data_dir()).expanduser()
-    tokens = load_tokens(data_dir)
+    try:
+        tokens = load_tokens(data_dir)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     config = GatewayConfig(
         data_dir=data_dir,
         tokens=tokens,

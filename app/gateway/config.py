@@ -15,6 +15,8 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 AGENT_TOKENS_ENV = "ASK_USER_AGENT_TOKENS"
 DEVICE_TOKENS_ENV = "ASK_USER_DEVICE_TOKENS"
+ADMIN_TOKENS_ENV = "ASK_USER_ADMIN_TOKENS"
+PUBLIC_URL_ENV = "ASK_USER_PUBLIC_URL"
 TOKENS_FILE = "tokens.json"
 DB_FILE = "gateway.sqlite3"
 
@@ -32,11 +34,16 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("ask-user", appauthor=False)
 
 
+class ConfigError(Exception):
+    """A setting the gateway cannot start with; the message says which and why."""
+
+
 @dataclass(frozen=True)
 class Tokens:
     agent: tuple[str, ...]
     device: tuple[str, ...]
     file: Path | None = None  # where they are kept, when the gateway made them
+    admin: tuple[str, ...] = ()  # manage devices and pairing codes (PROTOCOL.md v1.1)
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,8 @@ class GatewayConfig:
     prompt_retention_days: float = limits.PROMPT_RETENTION_DAYS
     event_retention_hours: float = limits.EVENT_RETENTION_HOURS
     synchronous: str = "NORMAL"
+    public_url: str | None = None  # the address phones reach, put in pairing links
+    notify_urls: tuple[str, ...] = ()  # Apprise URLs told of every new prompt
 
     @property
     def db_path(self) -> Path:
@@ -58,22 +67,62 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(t.strip() for t in (value or "").split(",") if t.strip())
 
 
-def load_tokens(data_dir: Path, env: Mapping[str, str] | None = None) -> Tokens:
-    """Tokens from the environment; with none there, from (or newly into) a 0600 file."""
-    env = os.environ if env is None else env
-    agent, device = _split(env.get(AGENT_TOKENS_ENV)), _split(env.get(DEVICE_TOKENS_ENV))
-    if agent or device:
-        return Tokens(agent, device)
-    path = data_dir / TOKENS_FILE
-    if path.exists():
-        data = json.loads(path.read_text())
-        return Tokens(tuple(data["agent"]), tuple(data["device"]), path)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    data = {
-        "agent": ["agt_" + secrets.token_urlsafe(24)],
-        "device": ["dev_" + secrets.token_urlsafe(24)],
-    }
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+_ROLES = {"agent": AGENT_TOKENS_ENV, "device": DEVICE_TOKENS_ENV, "admin": ADMIN_TOKENS_ENV}
+
+
+def _new_token(role: str) -> str:
+    return {"agent": "agt_", "device": "dev_", "admin": "adm_"}[role] + secrets.token_urlsafe(24)
+
+
+def _write_private(path: Path, data: dict) -> None:
+    """Write JSON readable by the owner only, replacing the file in one step."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         json.dump(data, f, indent=2)
-    return Tokens(tuple(data["agent"]), tuple(data["device"]), path)
+    os.replace(tmp, path)
+
+
+def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: not readable JSON ({exc})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected an object with agent, device and admin lists")
+    roles: dict[str, tuple[str, ...]] = {}
+    for role in _ROLES:
+        value = data.get(role, [])
+        if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
+            raise ConfigError(f"{path}: {role!r} must be a list of token strings")
+        roles[role] = tuple(value)
+    return roles
+
+
+def load_tokens(data_dir: Path, env: Mapping[str, str] | None = None) -> Tokens:
+    """Tokens from the environment; with none there, from (or newly into) a 0600 file. A file
+    from before the admin role gets an admin token added."""
+    env = os.environ if env is None else env
+    named = {role: _split(env.get(name)) for role, name in _ROLES.items()}
+    if any(named.values()):
+        for role, tokens in named.items():
+            if short := [t for t in tokens if len(t) < limits.MIN_TOKEN_CHARS]:
+                raise ConfigError(
+                    f"{_ROLES[role]}: {len(short)} token(s) shorter than "
+                    f"{limits.MIN_TOKEN_CHARS} characters; use long random tokens, e.g. "
+                    "python -c 'import secrets; print(secrets.token_urlsafe(24))'"
+                )
+        if not named["agent"] and not named["device"] and not named["admin"]:
+            raise ConfigError("no tokens: set at least one agent or device token")
+        return Tokens(named["agent"], named["device"], admin=named["admin"])
+    path = data_dir / TOKENS_FILE
+    if path.exists():
+        roles = _read_tokens_file(path)
+        if not roles["admin"]:
+            roles["admin"] = (_new_token("admin"),)
+            _write_private(path, {role: list(tokens) for role, tokens in roles.items()})
+    else:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        roles = {role: (_new_token(role),) for role in _ROLES}
+        _write_private(path, {role: list(tokens) for role, tokens in roles.items()})
+    return Tokens(roles["agent"], roles["device"], path, admin=roles["admin"])

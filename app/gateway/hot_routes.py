@@ -31,6 +31,7 @@ from app.protocol import (
     parse_model,
 )
 
+from .auth import Authenticator, Caller
 from .middleware import decode_json_body, error_response, let_woken_polls_answer, read_body
 from .service import Gateway, fingerprint
 
@@ -64,11 +65,15 @@ def _events_body(gateway: Gateway, events: list, cursor: int) -> str:
     return f'{{"events":[{items}],"cursor":"{cursor}","serverTime":"{gateway.server_time()}"}}'
 
 
-async def events_response(gateway: Gateway, query: EventsQuery) -> Response:
-    """The long-poll: events after the cursor, at once or when the next one is appended."""
+async def events_response(
+    gateway: Gateway, auth: Authenticator, caller: Caller, query: EventsQuery
+) -> Response:
+    """The long-poll: events after the cursor, at once or when the next one is appended; 401
+    at once when the device is revoked meanwhile."""
     cursor = _cursor(query.after, gateway)
     if gateway.store.last_seq <= cursor:
-        await gateway.waiters.next_event(query.wait)
+        await gateway.waiters.next_event(query.wait, caller.device_id)
+        auth.still_valid(caller)
     found = gateway.store.events_after(cursor, query.limit)
     body = _events_body(gateway, found, found[-1].seq if found else cursor)
     return Response(body, media_type="application/json")
@@ -148,10 +153,11 @@ class HotRoutes:
     ) -> Response | None:
         auth, gateway = self.app.state.auth, self.app.state.gateway
         if action == "events":
-            auth.require(_authorization(scope), "device")
-            return await events_response(gateway, parse_model(EventsQuery, _params(scope)))
+            caller = auth.require(_authorization(scope), "device")
+            query = parse_model(EventsQuery, _params(scope))
+            return await events_response(gateway, auth, caller, query)
         if action == "result":
-            owner = fingerprint(auth.require(_authorization(scope), "agent"))
+            owner = fingerprint(auth.require(_authorization(scope), "agent").token)
             wait = parse_model(ResultQuery, _params(scope)).wait
             return await result_response(gateway, owner, prompt_id or "", wait)
         raw = await read_body(scope, receive)  # 413 comes before 401, as for every route
@@ -159,7 +165,7 @@ class HotRoutes:
             return None  # the client went away
         code = INVALID_BODY_CODE[action]
         if action == "create":
-            owner = fingerprint(auth.require(_authorization(scope), "agent"))
+            owner = fingerprint(auth.require(_authorization(scope), "agent").token)
             data = decode_json_body(scope, raw, code)
             request = parse_model(CreatePromptRequest, data, code)
             response = create_response(gateway, owner, request)

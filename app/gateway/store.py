@@ -75,6 +75,11 @@ class PromptStore:
         seq_row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
         self._last_seq = max(self._last_seq, seq_row[0] if seq_row else 0)
 
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The one connection, shared by the device registry (same file, same loop)."""
+        return self._db
+
     def close(self) -> None:
         self._db.close()
 

@@ -21,6 +21,8 @@ class ErrorCode:
     UNAUTHORIZED = "unauthorized"
     FORBIDDEN = "forbidden"
     PAYLOAD_TOO_LARGE = "payload_too_large"
+    PAIRING_INVALID = "pairing_invalid"
+    TOO_MANY_ATTEMPTS = "too_many_attempts"
 
 
 HTTP_STATUS: dict[str, int] = {
@@ -36,6 +38,8 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.UNAUTHORIZED: 401,
     ErrorCode.FORBIDDEN: 403,
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
+    ErrorCode.PAIRING_INVALID: 403,
+    ErrorCode.TOO_MANY_ATTEMPTS: 429,
 }
 
 

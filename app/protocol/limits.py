@@ -33,3 +33,9 @@ MAX_LIMIT = 500
 
 PROMPT_RETENTION_DAYS = 30
 EVENT_RETENTION_HOURS = 24
+
+PAIRING_CODE_SECONDS = 600  # a pairing code is single-use and lives 10 minutes
+MAX_FAILED_PAIRINGS_PER_MINUTE = 10  # from one address; then 429 until the minute passes
+MIN_TOKEN_CHARS = 16  # tokens named in the environment; shorter ones are refused at start-up
+MAX_DEVICE_NAME_CHARS = 64
+MAX_URL_CHARS = 2000

@@ -90,12 +90,13 @@ def test_tokens_are_made_once_and_kept_private(tmp_path):
     first = load_tokens(tmp_path, env={})
     assert first.file == tmp_path / "tokens.json"
     assert stat.S_IMODE(os.stat(first.file).st_mode) == 0o600
-    assert len(first.agent) == len(first.device) == 1
+    assert len(first.agent) == len(first.device) == len(first.admin) == 1
     assert load_tokens(tmp_path, env={}) == first
+    a1, a2, d1 = "a" * 16, "agent-2-" * 3, "device-token-0001"
     from_env = load_tokens(
-        tmp_path, env={"ASK_USER_AGENT_TOKENS": "a1, a2", "ASK_USER_DEVICE_TOKENS": "d1"}
+        tmp_path, env={"ASK_USER_AGENT_TOKENS": f"{a1}, {a2}", "ASK_USER_DEVICE_TOKENS": d1}
     )
-    assert (from_env.agent, from_env.device, from_env.file) == (("a1", "a2"), ("d1",), None)
+    assert (from_env.agent, from_env.device, from_env.file) == ((a1, a2), (d1,), None)
 
 
 def test_one_log_line_per_request_and_never_a_token(tmp_path):

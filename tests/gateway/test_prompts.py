@@ -263,6 +263,10 @@ def test_openapi_describes_every_route(gateway):
         ("POST", "/v1/prompts/{prompt_id}/answer"),
         ("POST", "/v1/prompts/{prompt_id}/dismiss"),
         ("POST", "/v1/prompts/{prompt_id}/reply"),
+        ("POST", "/v1/pairings"),
+        ("POST", "/v1/devices"),
+        ("GET", "/v1/devices"),
+        ("DELETE", "/v1/devices/{device_id}"),
     }
     create = spec["paths"]["/v1/prompts"]["post"]
     assert set(create["responses"]) >= {"200", "201", "401", "403", "409", "413", "422"}

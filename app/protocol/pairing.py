@@ -1,0 +1,135 @@
+"""Pairing and devices (PROTOCOL.md v1.1): the wire models, the code's shape, and the links.
+
+A phone joins by opening `askuser://pair?url=…&code=…` (its camera reads it from a QR code);
+`askuser://prompt/<id>` opens one card. The web app gets the same as page routes
+(`/pair?url=…&code=…`, `/prompt/<id>`), so both are parsed here, once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import parse_qs, quote, urlencode, urlsplit
+
+from pydantic import Field, field_validator
+
+from . import limits
+from .models import RequestModel, ResponseModel, UtcTime, _invalid
+
+LINK_SCHEME = "askuser"
+
+# Crockford's base32: no I, L, O or U, so a code read aloud or typed from a screen survives.
+CODE_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+CODE_LENGTH = 8
+_MISREAD = str.maketrans({"O": "0", "I": "1", "L": "1"})
+
+
+def normalize_code(text: str) -> str:
+    """`k7qf 2m9x`, `K7QF2M9X` and `K7QF-2M9X` are one code: upper case, `XXXX-XXXX`."""
+    compact = "".join(c for c in text.upper() if c.isalnum()).translate(_MISREAD)
+    if len(compact) != CODE_LENGTH:
+        return compact
+    return f"{compact[:4]}-{compact[4:]}"
+
+
+def _http_url(value: str) -> str:
+    value = value.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise _invalid("must be an http:// or https:// URL, e.g. http://192.168.1.20:8765")
+    return value.rstrip("/")
+
+
+class PairingRequest(RequestModel):
+    """`POST /v1/pairings` (admin): an optional label and the gateway URL to put in the link."""
+
+    name: str | None = Field(default=None, max_length=limits.MAX_DEVICE_NAME_CHARS)
+    gateway_url: str | None = Field(default=None, max_length=limits.MAX_URL_CHARS)
+
+    @field_validator("gateway_url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        return None if value is None else _http_url(value)
+
+
+class Pairing(ResponseModel):
+    code: str
+    expires_at: UtcTime
+    link: str
+
+
+class PairDeviceRequest(RequestModel):
+    """`POST /v1/devices` (no token): the code shown by `python -m app pair`, and a name."""
+
+    code: str = Field(max_length=64)
+    name: str | None = Field(default=None, max_length=limits.MAX_DEVICE_NAME_CHARS)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str | None) -> str | None:
+        return (value or "").strip() or None
+
+
+class PairedDevice(ResponseModel):
+    device_id: str
+    token: str
+    name: str
+
+
+class DeviceInfo(ResponseModel):
+    device_id: str
+    name: str
+    created_at: UtcTime
+    last_seen_at: UtcTime | None = None
+
+
+class DeviceList(ResponseModel):
+    devices: list[DeviceInfo]
+
+
+# ---- links --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairLink:
+    gateway_url: str
+    code: str
+
+
+@dataclass(frozen=True)
+class PromptLink:
+    prompt_id: str
+
+
+def pair_link(gateway_url: str, code: str) -> str:
+    return f"{LINK_SCHEME}://pair?" + urlencode({"url": gateway_url, "code": code})
+
+
+def prompt_link(prompt_id: str) -> str:
+    return f"{LINK_SCHEME}://prompt/{quote(prompt_id, safe='')}"
+
+
+def parse_link(text: str) -> PairLink | PromptLink | None:
+    """A pairing or prompt link (`askuser://…`, or the web app's `/pair?…`, `/prompt/…`,
+    `#/…`, or a whole `https://host/pair?…`); None for anything else."""
+    text = text.strip()
+    parts = urlsplit(text)
+    if parts.scheme == LINK_SCHEME:
+        where, rest = parts.netloc, parts.path
+    else:
+        path = parts.path
+        if parts.fragment.startswith("/"):  # a hash route: `…/#/pair?…`
+            fragment = urlsplit(parts.fragment)
+            path, parts = fragment.path, fragment
+        where, _, rest = path.lstrip("/").partition("/")
+        rest = "/" + rest if rest else ""
+    if where == "pair":
+        query = parse_qs(parts.query)
+        url, code = query.get("url", [""])[0], query.get("code", [""])[0]
+        try:
+            url = _http_url(url)
+        except ValueError:
+            return None
+        return PairLink(url, normalize_code(code)) if code.strip() else None
+    if where == "prompt" and rest.strip("/"):
+        return PromptLink(rest.strip("/"))
+    return None

@@ -1,0 +1,166 @@
+"""Pairing a phone with a single-use code, a token per device, and cutting one device off."""
+
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+
+import pytest
+
+from app.protocol import PairLink, parse_link
+from tests.support import wait_until
+
+
+def _pairing(gateway, **body):
+    response = gateway.admin.post("/v1/pairings", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _pair(gateway, code, name="Pixel 8"):
+    return gateway.client(None).post("/v1/devices", json={"code": code, "name": name})
+
+
+def _ms(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_a_code_pairs_one_device_once_and_its_token_works(gateway):
+    pairing = _pairing(gateway, gatewayUrl="http://192.168.1.20:8765")
+    assert pairing["code"][4] == "-" and len(pairing["code"]) == 9
+    assert _ms(pairing["expiresAt"]) - gateway.clock.now_ms() == 600_000
+    assert parse_link(pairing["link"]) == PairLink("http://192.168.1.20:8765", pairing["code"])
+
+    typed = pairing["code"].lower().replace("-", " ")  # read off a screen and typed
+    paired = _pair(gateway, typed)
+    assert paired.status_code == 201, paired.text
+    device = paired.json()
+    assert device["deviceId"].startswith("dv_") and device["name"] == "Pixel 8"
+
+    phone = gateway.client(device["token"])
+    assert phone.get("/v1/prompts").status_code == 200
+    record = gateway.create()
+    answered = phone.post(
+        f"/v1/prompts/{record['id']}/answer", json={"answers": {"deploy_target": ["Production"]}}
+    )
+    assert answered.status_code == 200, answered.text
+
+    again = _pair(gateway, pairing["code"])
+    assert again.status_code == 403
+    assert again.json()["error"]["code"] == "pairing_invalid"
+
+    listed = gateway.admin.get("/v1/devices").json()["devices"]
+    assert [(d["deviceId"], d["name"]) for d in listed] == [(device["deviceId"], "Pixel 8")]
+    assert listed[0]["lastSeenAt"] is not None
+
+
+def test_the_link_names_the_address_the_gateway_was_reached_by_when_none_is_given(gateway):
+    pairing = _pairing(gateway)
+    assert parse_link(pairing["link"]).gateway_url == gateway.url
+
+
+def test_only_a_hash_of_the_device_token_is_stored(gateway):
+    token = _pair(gateway, _pairing(gateway)["code"]).json()["token"]
+    db = sqlite3.connect(gateway.data_dir / "gateway.sqlite3")
+    rows = db.execute("SELECT * FROM devices").fetchall()
+    db.close()
+    assert rows and token not in repr(rows)
+    for path in gateway.data_dir.glob("gateway.sqlite3*"):
+        assert token.encode() not in path.read_bytes()
+
+
+def test_a_code_expires_after_ten_minutes(gateway):
+    first, second = _pairing(gateway)["code"], _pairing(gateway)["code"]
+    gateway.clock.advance(599)
+    assert _pair(gateway, first).status_code == 201
+    gateway.clock.advance(2)
+    late = _pair(gateway, second)
+    assert late.status_code == 403 and late.json()["error"]["code"] == "pairing_invalid"
+
+
+def test_ten_wrong_codes_a_minute_then_429_even_for_a_good_code(gateway):
+    good = _pairing(gateway)["code"]
+    for _ in range(10):
+        assert _pair(gateway, "AAAA-AAAA").status_code == 403
+    limited = _pair(gateway, good)
+    assert limited.status_code == 429
+    assert limited.json()["error"]["code"] == "too_many_attempts"
+    gateway.clock.advance(61)
+    assert _pair(gateway, good).status_code == 201  # the good code was not used up by the 429
+
+
+@pytest.mark.parametrize(
+    "who, method, path, status",
+    [
+        ("device", "POST", "/v1/pairings", 403),
+        ("agent", "POST", "/v1/pairings", 403),
+        (None, "POST", "/v1/pairings", 401),
+        ("device", "GET", "/v1/devices", 403),
+        ("agent", "DELETE", "/v1/devices/dv_x", 403),
+        ("admin", "POST", "/v1/prompts", 403),
+        ("admin", "GET", "/v1/events", 403),
+    ],
+)
+def test_each_call_needs_its_role(gateway, who, method, path, status):
+    caller = getattr(gateway, who) if who else gateway.client(None)
+    response = caller.request(method, path, json={} if method == "POST" else None)
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == ("unauthorized" if status == 401 else "forbidden")
+
+
+def test_revoking_a_device_ends_its_parked_poll_and_its_token(gateway):
+    kept = _pair(gateway, _pairing(gateway)["code"]).json()
+    lost = _pair(gateway, _pairing(gateway)["code"]).json()
+    lost_phone, kept_phone = gateway.client(lost["token"]), gateway.client(kept["token"])
+    cursor = lost_phone.get("/v1/prompts").json()["cursor"]
+    waiters = gateway.server.app.state.gateway.waiters
+    with ThreadPoolExecutor(2) as pool:
+        parked = pool.submit(lost_phone.get, "/v1/events", params={"after": cursor, "wait": 60})
+        other = pool.submit(kept_phone.get, "/v1/events", params={"after": cursor, "wait": 60})
+        wait_until(lambda: waiters.idle_event_polls == 2)
+        assert gateway.admin.delete(f"/v1/devices/{lost['deviceId']}").status_code == 204
+        ended = parked.result(timeout=10)  # long before its 60 s wait
+        assert ended.status_code == 401
+        assert ended.json()["error"]["code"] == "unauthorized"
+        assert not other.done()  # the other device's poll stays parked
+        gateway.create()
+        assert [e["type"] for e in other.result(timeout=10).json()["events"]] == [
+            "prompt.created"
+        ]
+    assert lost_phone.get("/v1/prompts").status_code == 401
+    assert kept_phone.get("/v1/prompts").status_code == 200
+    assert gateway.device.get("/v1/prompts").status_code == 200  # env tokens unaffected
+    assert [d["deviceId"] for d in gateway.admin.get("/v1/devices").json()["devices"]] == [
+        kept["deviceId"]
+    ]
+    again = gateway.admin.delete(f"/v1/devices/{lost['deviceId']}")
+    assert again.status_code == 404 and again.json()["error"]["code"] == "not_found"
+
+
+def test_paired_and_revoked_devices_survive_a_restart(gateway):
+    kept = _pair(gateway, _pairing(gateway)["code"]).json()
+    lost = _pair(gateway, _pairing(gateway)["code"]).json()
+    unused = _pairing(gateway)["code"]
+    gateway.admin.delete(f"/v1/devices/{lost['deviceId']}")
+    restarted = gateway.restart()
+    try:
+        assert restarted.client(kept["token"]).get("/v1/prompts").status_code == 200
+        assert restarted.client(lost["token"]).get("/v1/prompts").status_code == 401
+        assert _pair(restarted, unused).status_code == 201  # a code made before still works
+    finally:
+        restarted.stop()
+
+
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"gatewayUrl": "ftp://example.com"}, "gatewayUrl"),
+        ({"name": "x" * 65}, "name"),
+        ({"colour": "red"}, "colour"),
+    ],
+)
+def test_a_bad_pairing_request_names_the_field(gateway, body, field):
+    response = gateway.admin.post("/v1/pairings", json=body)
+    assert response.status_code == 422
+    assert [f["path"] for f in response.json()["error"]["fields"]] == [field]

@@ -1,0 +1,62 @@
+"""Tokens a gateway starts with: refused when short or unreadable, an admin token added once."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from app.gateway import load_tokens
+from app.gateway.config import ConfigError
+
+
+def test_env_tokens_shorter_than_16_characters_are_refused(tmp_path):
+    with pytest.raises(ConfigError, match=r"ASK_USER_DEVICE_TOKENS: 1 token.*16 characters"):
+        load_tokens(
+            tmp_path,
+            env={"ASK_USER_AGENT_TOKENS": "x" * 16, "ASK_USER_DEVICE_TOKENS": "short"},
+        )
+    with pytest.raises(ConfigError, match="ASK_USER_ADMIN_TOKENS"):
+        load_tokens(tmp_path, env={"ASK_USER_ADMIN_TOKENS": "x" * 15})
+    assert not (tmp_path / "tokens.json").exists()  # nothing made on the way out
+
+
+def test_admin_tokens_come_from_the_environment(tmp_path):
+    tokens = load_tokens(tmp_path, env={"ASK_USER_ADMIN_TOKENS": "admin-token-for-tests"})
+    assert tokens.admin == ("admin-token-for-tests",) and tokens.agent == ()
+
+
+def test_a_tokens_file_from_before_the_admin_role_gets_one(tmp_path):
+    path = tmp_path / "tokens.json"
+    path.write_text(json.dumps({"agent": ["agt_" + "a" * 20], "device": ["dev_" + "d" * 20]}))
+    tokens = load_tokens(tmp_path, env={})
+    assert tokens.agent == ("agt_" + "a" * 20,) and len(tokens.admin) == 1
+    assert tokens.admin[0].startswith("adm_") and len(tokens.admin[0]) >= 16
+    assert json.loads(path.read_text())["admin"] == list(tokens.admin)
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert load_tokens(tmp_path, env={}) == tokens  # made once
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [("{not json", "not readable JSON"), ('{"agent": "abc"}', "'agent' must be a list")],
+)
+def test_a_broken_tokens_file_is_named_not_a_traceback(tmp_path, content, problem):
+    (tmp_path / "tokens.json").write_text(content)
+    with pytest.raises(ConfigError, match=problem):
+        load_tokens(tmp_path, env={})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "gateway", "--data-dir", str(tmp_path), "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"error: {tmp_path / 'tokens.json'}" in done.stderr and problem in done.stderr
