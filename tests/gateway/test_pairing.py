@@ -125,9 +125,7 @@ def test_revoking_a_device_ends_its_parked_poll_and_its_token(gateway):
         assert ended.json()["error"]["code"] == "unauthorized"
         assert not other.done()  # the other device's poll stays parked
         gateway.create()
-        assert [e["type"] for e in other.result(timeout=10).json()["events"]] == [
-            "prompt.created"
-        ]
+        assert [e["type"] for e in other.result(timeout=10).json()["events"]] == ["prompt.created"]
     assert lost_phone.get("/v1/prompts").status_code == 401
     assert kept_phone.get("/v1/prompts").status_code == 200
     assert gateway.device.get("/v1/prompts").status_code == 200  # env tokens unaffected
