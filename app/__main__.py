@@ -1,4 +1,5 @@
-"""The command line: `python -m app [app|demo|gateway|ask|mcp]` (the app by default)."""
+"""The command line: `python -m app [app|demo|gateway|pair|devices|ask|mcp]` (the app by
+default)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,10 @@ def main(argv: list[str] | None = None) -> int:
     from app.gateway.cli import build_parser as gateway_parser
 
     gateway_parser(commands.add_parser("gateway", help="run the gateway"))
+    from app.gateway.admin import build_devices_parser, build_pair_parser
+
+    build_pair_parser(commands.add_parser("pair", help="pair a phone: a link and a QR code"))
+    build_devices_parser(commands.add_parser("devices", help="list or revoke paired devices"))
     from app.agent.cli import build_ask_parser, build_mcp_parser
 
     build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
@@ -32,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.gateway.cli import run
 
         return run(args)
+    if args.command in ("pair", "devices"):
+        from app.gateway.admin import run as run_admin
+
+        return run_admin(args, args.command)
     if args.command == "ask":
         from app.agent.cli import run_ask
 

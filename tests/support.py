@@ -142,16 +142,18 @@ class GatewayProcess:
     preexec_fn: Callable[[], Any] | None = None  # e.g. raise the child's file limit
     extra_args: list[str] = field(default_factory=list)
     extra_env: dict[str, str] = field(default_factory=dict)
+    env_tokens: bool = True  # False: the gateway makes (or reads) tokens.json itself
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> GatewayProcess:
-        env = dict(os.environ)
-        env["ASK_USER_AGENT_TOKENS"] = ",".join(TOKENS.agent)
-        env["ASK_USER_DEVICE_TOKENS"] = ",".join(TOKENS.device)
-        env["ASK_USER_ADMIN_TOKENS"] = ",".join(TOKENS.admin)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+        if self.env_tokens:
+            env["ASK_USER_AGENT_TOKENS"] = ",".join(TOKENS.agent)
+            env["ASK_USER_DEVICE_TOKENS"] = ",".join(TOKENS.device)
+            env["ASK_USER_ADMIN_TOKENS"] = ",".join(TOKENS.admin)
         env.update(self.extra_env)
         self.log_path = self.data_dir.parent / f"gateway-{self.port}-{time.monotonic_ns()}.log"
         self.data_dir.mkdir(parents=True, exist_ok=True)

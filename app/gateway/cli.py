@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from pathlib import Path
 
+from .addresses import reachable_url, url_for
 from .config import (
     DEFAULT_HOST,
     DEFAULT_PORT,
+    NOTIFY_ENV,
+    PUBLIC_URL_ENV,
     ConfigError,
     GatewayConfig,
     default_data_dir,
     load_tokens,
+    write_local_info,
 )
 
 
@@ -28,6 +33,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         type=Path,
         default=None,
         help="where the SQLite store and tokens live (default: the user data directory)",
+    )
+    parser.add_argument(
+        "--public-url",
+        default=os.environ.get(PUBLIC_URL_ENV),
+        help="the URL phones reach this gateway at, put in pairing links (default: this "
+        "machine's LAN address when --host is 0.0.0.0; $ASK_USER_PUBLIC_URL)",
     )
     parser.add_argument("--prompt-retention-days", type=float, default=30.0)
     parser.add_argument("--event-retention-hours", type=float, default=24.0)
@@ -49,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    public_url = (args.public_url or "").rstrip("/") or reachable_url(args.host, args.port)
     config = GatewayConfig(
         data_dir=data_dir,
         tokens=tokens,
@@ -56,16 +68,41 @@ def run(args: argparse.Namespace) -> int:
         port=args.port,
         prompt_retention_days=args.prompt_retention_days,
         event_retention_hours=args.event_retention_hours,
+        public_url=public_url,
+        notify_urls=tuple(os.environ.get(NOTIFY_ENV, "").split()),
     )
-    print(f"Ask User gateway on http://{args.host}:{args.port}  (data: {data_dir})", flush=True)
+    print(f"Ask User gateway on {url_for(args.host, args.port)}  (data: {data_dir})", flush=True)
     if tokens.file is not None:
-        print(f"Tokens (agent and device) are in {tokens.file}", flush=True)
+        print(f"Tokens (agent, device, admin) are in {tokens.file}", flush=True)
+    write_local_info(data_dir, url_for(_local_host(args.host), args.port))
+    print(_pairing_hint(config), flush=True)
+    if config.notify_urls:
+        print(f"New prompts are announced to {len(config.notify_urls)} notifier(s)", flush=True)
     try:
         serve(config, log_level=args.log_level)
     except OSError as exc:
         print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
         return 1
     return 0
+
+
+def _local_host(host: str) -> str:
+    """How a command on this machine reaches the gateway."""
+    return {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+
+
+def _pairing_hint(config: GatewayConfig) -> str:
+    if not config.tokens.admin:
+        return (
+            "Pairing is off: no admin token (set ASK_USER_ADMIN_TOKENS, or leave the token "
+            "variables unset to use tokens.json)."
+        )
+    if config.public_url is None:
+        return (
+            "Pair a phone: python -m app pair  (this gateway listens on this machine only; "
+            "for phones on your network start it with --host 0.0.0.0)"
+        )
+    return f"Pair a phone: python -m app pair  (phones reach this gateway at {config.public_url})"
 
 
 def main(argv: list[str] | None = None) -> int:

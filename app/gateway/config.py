@@ -17,6 +17,8 @@ AGENT_TOKENS_ENV = "ASK_USER_AGENT_TOKENS"
 DEVICE_TOKENS_ENV = "ASK_USER_DEVICE_TOKENS"
 ADMIN_TOKENS_ENV = "ASK_USER_ADMIN_TOKENS"
 PUBLIC_URL_ENV = "ASK_USER_PUBLIC_URL"
+NOTIFY_ENV = "ASK_USER_NOTIFY"
+LOCAL_INFO_FILE = "gateway.json"  # how commands on this machine find the running gateway
 TOKENS_FILE = "tokens.json"
 DB_FILE = "gateway.sqlite3"
 
@@ -126,3 +128,17 @@ def load_tokens(data_dir: Path, env: Mapping[str, str] | None = None) -> Tokens:
         roles = {role: (_new_token(role),) for role in _ROLES}
         _write_private(path, {role: list(tokens) for role, tokens in roles.items()})
     return Tokens(roles["agent"], roles["device"], path, admin=roles["admin"])
+
+
+def write_local_info(data_dir: Path, local_url: str) -> None:
+    """Tell `python -m app pair` (and friends) on this machine where the gateway listens."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    _write_private(data_dir / LOCAL_INFO_FILE, {"localUrl": local_url})
+
+
+def read_local_info(data_dir: Path) -> dict:
+    try:
+        data = json.loads((data_dir / LOCAL_INFO_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

@@ -7,6 +7,7 @@ check and the write that depends on it never interleave with another request.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,15 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
+def _private_file(path: Path) -> None:
+    """Every question and answer is in this file: 0600 in a 0700 folder it makes. SQLite gives
+    the -wal and -shm files the database file's mode."""
+    if not path.parent.exists():
+        path.parent.mkdir(parents=True, mode=0o700)
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    os.chmod(path, 0o600)
+
+
 @dataclass(frozen=True)
 class StoredEvent:
     seq: int
@@ -64,7 +74,7 @@ class PromptStore:
 
     def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _private_file(self.path)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a killed process; FULL also survives a power cut.

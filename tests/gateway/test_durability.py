@@ -142,7 +142,7 @@ def test_gateway_makes_tokens_on_first_start_and_says_where(tmp_path):
             env=env,
         )
     try:
-        wait_until(lambda: "Tokens (agent and device) are in" in log.read_text(), timeout=20)
+        wait_until(lambda: "Tokens (agent, device, admin) are in" in log.read_text(), timeout=20)
         tokens = load_tokens(tmp_path / "d", env={})
         assert str(tokens.file) in log.read_text()
         url = f"http://127.0.0.1:{port}"

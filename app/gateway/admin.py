@@ -1,0 +1,179 @@
+"""`python -m app pair` and `python -m app devices`: the admin's side of pairing, over HTTP.
+
+On the gateway's own machine they find it (gateway.json) and its admin token (tokens.json) in
+the data directory; elsewhere `--gateway-url` and `ASK_USER_ADMIN_TOKEN` say where and who.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+
+from .config import DEFAULT_HOST, DEFAULT_PORT, TOKENS_FILE, default_data_dir, read_local_info
+
+ADMIN_TOKEN_ENV = "ASK_USER_ADMIN_TOKEN"
+GATEWAY_URL_ENV = "ASK_USER_GATEWAY_URL"
+
+
+class AdminError(Exception):
+    """Something the person must fix; the message says what."""
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--gateway-url",
+        default=os.environ.get(GATEWAY_URL_ENV),
+        help="the gateway to manage (default: the one running on this machine)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="the gateway's data directory, to find it and its admin token on this machine",
+    )
+
+
+def build_pair_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _common(parser)
+    parser.add_argument("--name", help="a label for the device, e.g. 'Pixel 8'")
+    parser.add_argument(
+        "--link-url",
+        help="the gateway URL to put in the link, when phones reach it by another address "
+        "(e.g. https://askuser.example.ts.net)",
+    )
+    return parser
+
+
+def build_devices_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _common(parser)
+    parser.add_argument("action", nargs="?", choices=["list", "revoke"], default="list")
+    parser.add_argument("device_id", nargs="?", help="the device to revoke (see the list)")
+    parser.add_argument("--json", action="store_true", help="print the list as JSON")
+    return parser
+
+
+def _connect(args: argparse.Namespace) -> httpx.Client:
+    data_dir = (args.data_dir or default_data_dir()).expanduser()
+    url = args.gateway_url or read_local_info(data_dir).get("localUrl")
+    url = url or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
+    token = os.environ.get(ADMIN_TOKEN_ENV) or _local_admin_token(data_dir)
+    if not token:
+        raise AdminError(
+            f"no admin token: set {ADMIN_TOKEN_ENV}, or run this on the gateway's machine "
+            f"(it reads {data_dir / TOKENS_FILE})"
+        )
+    return httpx.Client(
+        base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {token}"}, timeout=15
+    )
+
+
+def _local_admin_token(data_dir: Path) -> str | None:
+    try:
+        tokens = json.loads((data_dir / TOKENS_FILE).read_text()).get("admin") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    return tokens[0] if tokens and isinstance(tokens[0], str) else None
+
+
+def _call(client: httpx.Client, method: str, path: str, **kwargs) -> httpx.Response:
+    try:
+        response = client.request(method, path, **kwargs)
+    except httpx.TransportError as exc:
+        raise AdminError(
+            f"no gateway answers at {client.base_url} ({exc.__class__.__name__}); start it with "
+            "`python -m app gateway`, or pass --gateway-url"
+        ) from exc
+    if response.status_code >= 400:
+        try:
+            error = response.json()["error"]
+            message = f"{error['message']} ({error['code']})"
+        except (ValueError, KeyError, TypeError):
+            message = f"HTTP {response.status_code}"
+        if response.status_code in (401, 403):
+            message += f": check {ADMIN_TOKEN_ENV} (an admin token from the gateway's tokens.json)"
+        raise AdminError(message)
+    return response
+
+
+def _local_time(text: str) -> str:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone().strftime("%H:%M")
+
+
+def pair(args: argparse.Namespace) -> int:
+    body = {k: v for k, v in {"name": args.name, "gatewayUrl": args.link_url}.items() if v}
+    with _connect(args) as client:
+        pairing = _call(client, "POST", "/v1/pairings", json=body).json()
+    from app.protocol import parse_link
+
+    link = parse_link(pairing["link"])
+    gateway_url = link.gateway_url if link else "?"
+    print("Pair a phone with Ask User: scan this with the phone's camera")
+    print("(or open the link on the phone, or type the address and code in Settings).\n")
+    print(_qr(pairing["link"]))
+    print(f"Link:    {pairing['link']}")
+    print(f"Address: {gateway_url}")
+    print(f"Code:    {pairing['code']}")
+    print(f"Valid once, for 10 minutes (until {_local_time(pairing['expiresAt'])}).")
+    from .addresses import is_loopback
+
+    if link and is_loopback(httpx.URL(gateway_url).host):
+        print(
+            "\nNote: this address works on this machine only. For a phone, run the gateway "
+            "with --host 0.0.0.0 (same network) or behind HTTPS, or pass --link-url.",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _qr(text: str) -> str:
+    import io
+
+    import segno
+
+    out = io.StringIO()
+    segno.make(text, error="m").terminal(out=out, compact=True)
+    return out.getvalue()
+
+
+def devices(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        if args.action == "revoke":
+            if not args.device_id:
+                raise AdminError("which device? python -m app devices revoke DEVICE_ID")
+            _call(client, "DELETE", f"/v1/devices/{args.device_id}")
+            print(f"Revoked {args.device_id}: its token no longer works.")
+            return 0
+        listed = _call(client, "GET", "/v1/devices").json()["devices"]
+    if args.json:
+        print(json.dumps(listed, indent=2))
+        return 0
+    if not listed:
+        print("No paired devices. Pair one with: python -m app pair")
+        return 0
+    rows = [
+        (d["deviceId"], d["name"], d["createdAt"][:16].replace("T", " "), _seen(d["lastSeenAt"]))
+        for d in listed
+    ]
+    header = ("ID", "NAME", "PAIRED (UTC)", "LAST SEEN (UTC)")
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
+    for row in [header, *rows]:
+        print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def _seen(text: str | None) -> str:
+    return text[:16].replace("T", " ") if text else "never"
+
+
+def run(args: argparse.Namespace, command: str) -> int:
+    try:
+        return pair(args) if command == "pair" else devices(args)
+    except AdminError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
