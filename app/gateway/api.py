@@ -56,6 +56,7 @@ from .hot_routes import (
     result_response,
 )
 from .middleware import BodyLimit, RequestLog, WokenFirst, error_response
+from .notify import Announcer
 from .service import Gateway, fingerprint
 from .store import PromptStore
 
@@ -152,10 +153,15 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
             )
         app.state.gateway = gateway
         app.state.auth.attach(DeviceRegistry(store.connection), gateway.clock.now_ms)
+        announcer = _announcer(config)
+        if announcer is not None:
+            gateway.on_created = announcer.announce
         retention = asyncio.create_task(_retain(gateway, config))
         try:
             yield
         finally:
+            if announcer is not None:
+                announcer.close()
             retention.cancel()
             gateway.stop()
             store.close()
@@ -405,6 +411,18 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
     app.add_middleware(BodyLimit)
     app.add_middleware(WokenFirst)
     return app
+
+
+def _announcer(config: GatewayConfig) -> Announcer | None:
+    if not config.notify_urls:
+        return None
+    try:
+        announcer = Announcer(config.notify_urls)
+    except ImportError:
+        log.error("ASK_USER_NOTIFY is set but Apprise is missing: pip install 'ask-user[notify]'")
+        return None
+    log.info("announcing new prompts to %d notifier(s)", announcer.targets)
+    return announcer
 
 
 def _own_url(request: Request) -> str:

@@ -56,6 +56,7 @@ class Gateway:
         self.clock = clock or Clock()
         self.waiters = Waiters()
         self.deadlines = DeadlineTimer(self.clock, self.expire_due)
+        self.on_created: Callable[[PromptRecord], None] | None = None
 
     # ---- life --------------------------------------------------------------------------
 
@@ -110,6 +111,8 @@ class Gateway:
                 self.store.remember(scope, {"promptId": record.id}, now)
         self.deadlines.add(expires, record.id)
         self.waiters.event_appended()
+        if self.on_created is not None:
+            self.on_created(record)  # must not block: the announcer only queues it
         return record, True
 
     def owned(self, owner: str, prompt_id: str) -> PromptRecord:
