@@ -28,6 +28,11 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=8765,
         help="the embedded gateway's port when one is started (%(default)s)",
     )
+    parser.add_argument(
+        "--no-gateway",
+        action="store_true",
+        help="start no embedded gateway: pair with one in Settings (or by a pairing link)",
+    )
     return parser
 
 
@@ -67,7 +72,7 @@ def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str, str
     gateway = EmbeddedGateway(config).start()
     name = Settings.load(store).device_name or socket.gethostname()
     Settings(gateway_url=gateway.url, token=tokens.device[0], device_name=name).save(store)
-    store.set_meta(EMBEDDED_MARK, "1")
+    store.set_meta(EMBEDDED_MARK, tokens.device[0])
     if port == 0:
         notice = (
             f"Port {wanted} was taken by another program, so this gateway is on "
@@ -92,9 +97,12 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         name = Settings.load(store).device_name or socket.gethostname()
         Settings(gateway_url=agent_url, token=device_token, device_name=name).save(store)
         store.set_meta(EMBEDDED_MARK, "0")
-    configured = bool(Settings.load(store).gateway_url)
+    saved = Settings.load(store)
+    # The embedded gateway comes back only while this device still uses it: once paired with
+    # another gateway, that one is kept. ("1" marked it before device tokens were minted.)
+    embedded = store.get_meta(EMBEDDED_MARK) in ("1", saved.token)
     options = AppOptions()
-    if not configured or store.get_meta(EMBEDDED_MARK) == "1":
+    if not args.no_gateway and (not saved.gateway_url or embedded):
         agent_url, token_file, agent_token, notice = start_embedded_gateway(
             store, args.gateway_port
         )

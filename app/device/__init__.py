@@ -14,7 +14,7 @@ from .client import (
 from .paths import app_data_dir
 from .state import Connection, ConnectionState, DisplayStatus, ServerClock, TimelineItem
 from .store import LocalStore
-from .sync import DeviceCore, Settings
+from .sync import DeviceCore, PairingError, Settings
 
 __all__ = [
     "AlreadyResolved",
@@ -27,6 +27,7 @@ __all__ = [
     "GatewayError",
     "LocalStore",
     "NotFound",
+    "PairingError",
     "ServerClock",
     "Settings",
     "TimelineItem",

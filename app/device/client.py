@@ -11,7 +11,16 @@ from typing import Any
 
 import httpx
 
-from app.protocol import ErrorCode, EventsPage, FieldError, PromptList, PromptRecord, limits
+from app.protocol import (
+    ErrorCode,
+    EventsPage,
+    FieldError,
+    PairDeviceRequest,
+    PairedDevice,
+    PromptList,
+    PromptRecord,
+    limits,
+)
 
 
 class GatewayError(Exception):
@@ -69,6 +78,30 @@ def _ms(value: Any) -> int:
     return int(value.timestamp() * 1000)
 
 
+def _checked(response: httpx.Response) -> httpx.Response:
+    """The response when it succeeded; else its error body as the matching exception."""
+    if response.is_success:
+        return response
+    try:
+        body = response.json()["error"]
+        code, message = body["code"], body["message"]
+    except (ValueError, KeyError, TypeError):
+        body, code, message = {}, f"http_{response.status_code}", response.reason_phrase
+    raise _BY_CODE.get(code, GatewayError)(response.status_code, code, message, body)
+
+
+async def pair_device(
+    gateway_url: str, code: str, name: str, *, transport: Any = None
+) -> PairedDevice:
+    """Trade a pairing code for this device's own token (`POST /v1/devices`, no token)."""
+    body = PairDeviceRequest.model_validate({"code": code, "name": name or None}).to_wire()
+    async with httpx.AsyncClient(
+        base_url=gateway_url.rstrip("/"), timeout=15, transport=transport
+    ) as http:
+        response = _checked(await http.post("/v1/devices", json=body))
+    return PairedDevice.model_validate_json(response.content)
+
+
 class GatewayClient:
     def __init__(self, base_url: str, token: str, *, transport: Any = None) -> None:
         self.base_url = base_url.rstrip("/")
@@ -84,15 +117,7 @@ class GatewayClient:
         await self._http.aclose()
 
     async def _call(self, method: str, path: str, **kw: Any) -> httpx.Response:
-        response = await self._http.request(method, path, **kw)
-        if response.is_success:
-            return response
-        try:
-            body = response.json()["error"]
-            code, message = body["code"], body["message"]
-        except (ValueError, KeyError, TypeError):
-            body, code, message = {}, f"http_{response.status_code}", response.reason_phrase
-        raise _BY_CODE.get(code, GatewayError)(response.status_code, code, message, body)
+        return _checked(await self._http.request(method, path, **kw))
 
     async def pending(self, limit: int = limits.MAX_LIMIT) -> Snapshot:
         response = await self._call(

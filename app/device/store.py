@@ -122,6 +122,9 @@ class LocalStore:
     def cursor(self) -> str | None:
         return self.get_meta("cursor")
 
+    def forget_cursor(self) -> None:
+        self._tx(lambda db: db.execute("DELETE FROM meta WHERE key = 'cursor'"))
+
     def get_json(self, key: str) -> Any:
         value = self.get_meta(key)
         return json.loads(value) if value is not None else None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
+from pydantic import ValidationError
 
 from app.protocol import (
     ErrorCode,
@@ -31,6 +32,7 @@ from .client import (
     GatewayError,
     NotFound,
     Unauthorized,
+    pair_device,
 )
 from .state import (
     Connection,
@@ -66,6 +68,15 @@ class Settings:
 
     def save(self, store: LocalStore) -> None:
         store.set_json("settings", self.__dict__)
+
+
+class PairingError(Exception):
+    """Pairing failed; `kind` is "input", "code" (unknown, used or expired), "limit" (too many
+    wrong codes), "network" or "gateway"."""
+
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail = kind, detail
 
 
 class Backoff:
@@ -180,11 +191,35 @@ class DeviceCore:
     # ---- settings ----------------------------------------------------------------------
 
     def configure(self, settings: Settings) -> None:
-        """New gateway URL / token / name: saved, and the loop reconnects with them."""
+        """New gateway URL / token / name: saved, and the loop reconnects with them. Another
+        gateway's cursor means nothing here: the loop starts from its prompt list."""
+        if settings.gateway_url.rstrip("/") != self.settings.gateway_url.rstrip("/"):
+            self.store.forget_cursor()
         self.settings = settings
         settings.save(self.store)
         self._settings_changed.set()
         self._changed()
+
+    async def pair(self, gateway_url: str, code: str) -> Settings:
+        """Pair with a gateway by its code, then use the token it gave this device. Raises
+        `PairingError` and changes nothing when that fails."""
+        url = gateway_url.strip().rstrip("/")
+        if not url.startswith(("http://", "https://")) or not code.strip():
+            raise PairingError("input", "a gateway URL (http:// or https://) and a code")
+        try:
+            paired = await pair_device(url, code, self.settings.device_name)
+        except GatewayError as exc:
+            kind = {
+                ErrorCode.PAIRING_INVALID: "code",
+                ErrorCode.TOO_MANY_ATTEMPTS: "limit",
+            }.get(exc.code, "input" if exc.status == 422 else "gateway")
+            raise PairingError(kind, exc.message) from exc
+        except ValidationError as exc:
+            raise PairingError("input", str(exc)) from exc
+        except (httpx.TransportError, httpx.InvalidURL, ValueError) as exc:
+            raise PairingError("network", str(exc) or type(exc).__name__) from exc
+        self.configure(Settings(url, paired.token, paired.name))
+        return self.settings
 
     # ---- running -----------------------------------------------------------------------
 

@@ -122,9 +122,10 @@ def parse_link(text: str) -> PairLink | PromptLink | None:
             path, parts = fragment.path, fragment
         where, _, rest = path.lstrip("/").partition("/")
         rest = "/" + rest if rest else ""
-    if where == "pair":
-        query = parse_qs(parts.query)
-        url, code = query.get("url", [""])[0], query.get("code", [""])[0]
+    query = parse_qs(parts.query)
+    if where in ("pair", "") and "url" in query and "code" in query:
+        # `askuser://pair?…`; a built app may be handed the link without its host: `/?…`
+        url, code = query["url"][0], query["code"][0]
         try:
             url = _http_url(url)
         except ValueError:
@@ -132,4 +133,6 @@ def parse_link(text: str) -> PairLink | PromptLink | None:
         return PairLink(url, normalize_code(code)) if code.strip() else None
     if where == "prompt" and rest.strip("/"):
         return PromptLink(rest.strip("/"))
+    if where.startswith("pr_") and not rest.strip("/"):  # `askuser://prompt/pr_…` without host
+        return PromptLink(where)
     return None

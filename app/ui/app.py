@@ -4,20 +4,34 @@ from __future__ import annotations
 
 import flet as ft
 
-from .chrome import ConnectionBanner, FilterChip, app_bar
+from .chrome import ConnectionBanner, FilterChip, Notice, app_bar
 from .screen import Screen
-from .settings import clear_history_dialog, settings_dialog
+from .settings import clear_history_dialog, pair_dialog, settings_dialog
 from .state import ClockContext, ScreenState
 from .strings import Strings
 from .timeline import Timeline
 
 
+def window_title(strings: Strings, waiting: int) -> str:
+    """ "(2) Ask User": a browser tab or a window in the task bar says a question waits."""
+    name = strings("app_title")
+    return f"({strings.digits(waiting)}) {name}" if waiting else name
+
+
+def _show_count_in_title(strings: Strings, waiting: int) -> None:
+    page = ft.context.page
+    page.title = window_title(strings, waiting)
+    page.update()
+
+
 @ft.component
 def App(screen: Screen, state: ScreenState) -> ft.View:
     strings = Strings(state.language)
-    dialogs = {"settings": settings_dialog, "clear": clear_history_dialog}
+    dialogs = {"settings": settings_dialog, "clear": clear_history_dialog, "pair": pair_dialog}
     make = dialogs.get(state.dialog or "")
     ft.use_dialog(make(screen, strings) if make else None)
+    waiting = len(state.waiting)
+    ft.use_effect(lambda: _show_count_in_title(strings, waiting), [waiting, state.language])
     return ClockContext(
         screen.clock,
         lambda: ft.View(
@@ -25,6 +39,7 @@ def App(screen: Screen, state: ScreenState) -> ft.View:
             appbar=app_bar(state, screen, strings),
             controls=[
                 ConnectionBanner(state.connection, strings),
+                Notice(state.notice, screen, strings),
                 FilterChip(state, screen, strings),
                 Timeline(screen, state, strings),
             ],

@@ -13,7 +13,7 @@ from app.protocol import Question, is_rtl
 
 from .answers import CardAnswers, QuestionAnswer
 from .screen import Screen
-from .state import ClockContext
+from .state import ClockContext, scroll_key
 from .strings import Strings
 from .theme import TAP
 
@@ -285,8 +285,10 @@ def PromptCard(
     error: str | None,
     screen: Screen,
     strings: Strings,
+    linked: bool = False,
 ) -> ft.Control:
-    """An inline card for one pending prompt; all its questions stacked."""
+    """An inline card for one pending prompt; all its questions stacked. Outlined when a link
+    opened it."""
     questions = item.record.questions
     numbered = len(questions) > 1
     children: list[ft.Control] = [StatusRow(item, strings)]
@@ -319,4 +321,9 @@ def PromptCard(
             padding=16,
         ),
         semantic_container=False,
+        key=ft.ScrollKey(scroll_key(item.id)),
+        shape=ft.RoundedRectangleBorder(
+            radius=12,
+            side=ft.BorderSide(2 if linked else 0, ft.Colors.PRIMARY if linked else "#00000000"),
+        ),
     )

@@ -72,6 +72,30 @@ def ConnectionBanner(connection: ConnectionState, strings: Strings) -> ft.Contro
 
 
 @ft.component
+def Notice(text: str, screen: Screen, strings: Strings) -> ft.Control:
+    """One line above the timeline (e.g. "Paired with …") until the person closes it."""
+    return ft.Container(
+        visible=bool(text),
+        content=ft.Row(
+            [
+                ft.Icon(ft.Icons.INFO_OUTLINE, size=18, color=ft.Colors.PRIMARY),
+                ft.Text(text, size=13, expand=True),
+                ft.IconButton(
+                    ft.Icon(ft.Icons.CLOSE, semantics_label=strings("close")),
+                    on_click=lambda _: screen.close_notice(),
+                    width=TAP,
+                    height=TAP,
+                ),
+            ],
+            spacing=8,
+        ),
+        padding=ft.Padding.only(left=16, right=4),
+        bgcolor=ft.Colors.SECONDARY_CONTAINER,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
 def SessionFilter(state: ScreenState, screen: Screen, strings: Strings) -> ft.Control:
     """A filter icon with a menu of sessions; shown only when there is more than one."""
     items = [

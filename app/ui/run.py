@@ -76,6 +76,10 @@ async def main(page: ft.Page) -> None:
     page.on_resize = lambda e: screen.set_width(e.width)
     page.on_keyboard_event = lambda e: screen.key(e.key, e.ctrl or e.alt or e.meta)
     page.render_views(App, screen, screen.state)
+    # A link the app was opened by (askuser://… in a built app, the page route on the web),
+    # now and while it runs.
+    screen.open_link(page.route)
+    page.on_route_change = lambda e: screen.open_link(e.route)
     ticker = page.run_task(_tick_forever, screen)
 
     def closed(_: object) -> None:

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.device import DeviceCore, Settings, TimelineItem
-from app.protocol import ProtocolError
+from app.device import Connection, DeviceCore, PairingError, Settings, TimelineItem
+from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
 
 from .answers import CardAnswers
 from .state import Clock, ScreenState
@@ -18,6 +18,11 @@ from .strings import Strings
 HISTORY_PAGE = 100
 UNDO_SECONDS = 5.0
 NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
+_LAST_PAIR_LINK = "last_pair_link"
+
+
+def _link_key(link: PairLink) -> str:
+    return f"{link.gateway_url.rstrip('/')} {normalize_code(link.code)}"
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,23 @@ class Screen:
             state.scroll_to_top += 1
         state.loaded = True
         self.clock.now_ms = core.clock.now_ms()
+        self._show_linked(open_ids, {i.id for i in history})
+
+    def _show_linked(self, open_ids: set[str], history_ids: set[str]) -> None:
+        """A prompt link waits until its prompt is here; then that card is chosen and shown.
+        Once connected and synced without it, the person is told it is not here."""
+        state, target = self.state, self.state.awaiting_link
+        if target is None:
+            return
+        if target in open_ids or target in history_ids:
+            state.awaiting_link = None
+            state.linked = target
+            state.linked_request += 1
+            if target in open_ids:
+                state.active_card = target
+        elif self.core.connection.kind == Connection.CONNECTED:
+            state.awaiting_link = None
+            state.notice = self.strings("prompt_gone")
 
     def tick(self) -> None:
         """Once a second: the clock moves; a card whose time ran out turns read-only; a
@@ -228,6 +250,57 @@ class Screen:
 
     # ---- the rest of the screen --------------------------------------------------------
 
+    # ---- links and pairing -------------------------------------------------------------
+
+    def open_link(self, route: str | None) -> bool:
+        """A link the app was opened with (`askuser://…`, or the web app's page route): a
+        pairing link asks before it pairs; a prompt link shows that card. True if it was one."""
+        link = parse_link(route or "")
+        if isinstance(link, PairLink):
+            if self.core.store.get_meta(_LAST_PAIR_LINK) == _link_key(link):
+                return True  # this link already paired this app (e.g. the page was reloaded)
+            self.state.pair_offer = link
+            self.state.pair_error = ""
+            self.open_dialog("pair")
+            return True
+        if isinstance(link, PromptLink):
+            self.state.awaiting_link = link.prompt_id
+            self.state.session = None  # the linked card may be in any session
+            self.reload()
+            return True
+        return False
+
+    async def pair(self, link_or_url: str, code: str = "") -> bool:
+        """Pair from a link, or from a gateway URL and a code; the outcome lands in the state."""
+        link = parse_link(link_or_url)
+        url, code = (
+            (link.gateway_url, link.code)
+            if isinstance(link, PairLink)
+            else (
+                link_or_url.strip(),
+                code,
+            )
+        )
+        state = self.state
+        state.pair_busy, state.pair_error = True, ""
+        try:
+            await self.core.pair(url, code)
+        except PairingError as exc:
+            state.pair_error = self.strings(
+                f"pair_failed_{exc.kind}", url=url or "?", detail=exc.detail
+            )
+            return False
+        finally:
+            state.pair_busy = False
+        self.core.store.set_meta(_LAST_PAIR_LINK, _link_key(PairLink(url, code)))
+        state.pair_offer = None
+        state.notice = self.strings("paired", url=url)
+        state.dialog = None
+        return True
+
+    def close_notice(self) -> None:
+        self.state.notice = ""
+
     def set_session(self, session: str | None) -> None:
         self.state.session = session
         self.reload()
@@ -235,6 +308,9 @@ class Screen:
     def open_dialog(self, name: str | None) -> None:
         """A dialog takes the keys; after it, shortcuts wait until the person chooses from a
         card again (an Enter that closed the dialog must not submit a card)."""
+        if name is None:
+            self.state.pair_offer = None
+        self.state.pair_error = ""
         self.state.dialog = name
         self.state.typing = False
         self.state.active_card = None

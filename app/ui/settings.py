@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import flet as ft
 
+from app.protocol import parse_link
+
 from .screen import Screen
+from .state import ScreenState
 from .strings import LANGUAGES, Strings
 from .theme import TAP
 
@@ -57,7 +60,62 @@ def ConnectAgent(screen: Screen, strings: Strings) -> ft.Control:
 
 
 @ft.component
-def SettingsForm(screen: Screen, strings: Strings) -> ft.Control:
+def PairStatus(state: ScreenState, strings: Strings) -> ft.Control:
+    """ "Pairing…" while it runs; why it failed, in words a person can act on."""
+    return ft.Text(
+        strings("pairing") if state.pair_busy else state.pair_error,
+        color=ft.Colors.ON_SURFACE_VARIANT if state.pair_busy else ft.Colors.ERROR,
+        size=13,
+        visible=state.pair_busy or bool(state.pair_error),
+    )
+
+
+@ft.component
+def PairForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
+    """Pair by pasting the link from `python -m app pair`, or typing its address and code."""
+    link, set_link = ft.use_state("")
+    code, set_code = ft.use_state("")
+
+    async def pair(_: ft.Event | None = None) -> None:
+        await screen.pair(link, code)
+
+    pasted_link = parse_link(link) is not None
+    return ft.Column(
+        [
+            ft.Text(strings("pair_title"), size=16, weight=ft.FontWeight.W_600),
+            ft.Text(strings("pair_intro"), size=13, color=ft.Colors.ON_SURFACE_VARIANT),
+            ft.TextField(
+                label=strings("pair_link_or_url"),
+                value=link,
+                keyboard_type=ft.KeyboardType.URL,
+                on_change=lambda e: set_link(e.control.value or ""),
+                on_submit=pair,
+            ),
+            ft.TextField(
+                label=strings("pair_code"),
+                value=code,
+                capitalization=ft.TextCapitalization.CHARACTERS,
+                visible=not pasted_link,  # a link carries its code
+                on_change=lambda e: set_code(e.control.value or ""),
+                on_submit=pair,
+            ),
+            PairStatus(state, strings),
+            ft.Row(
+                [
+                    ft.FilledButton(
+                        strings("pair"), on_click=pair, disabled=state.pair_busy, height=TAP
+                    )
+                ],
+                alignment=ft.MainAxisAlignment.END,
+            ),
+        ],
+        spacing=10,
+        tight=True,
+    )
+
+
+@ft.component
+def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     current = screen.core.settings
     url, set_url = ft.use_state(current.gateway_url)
     token, set_token = ft.use_state(current.token)
@@ -75,6 +133,9 @@ def SettingsForm(screen: Screen, strings: Strings) -> ft.Control:
 
     return ft.Column(
         [
+            PairForm(screen, state, strings),
+            ft.Divider(),
+            ft.Text(strings("manual_token"), size=16, weight=ft.FontWeight.W_600),
             field(strings("gateway_url"), url, set_url, keyboard_type=ft.KeyboardType.URL),
             field(
                 strings("device_token"), token, set_token, password=True, can_reveal_password=True
@@ -116,7 +177,36 @@ def settings_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
     return ft.AlertDialog(
         rtl=strings.rtl,
         title=ft.Text(strings("settings")),
-        content=SettingsForm(screen, strings),
+        content=SettingsForm(screen, screen.state, strings),
+        on_dismiss=lambda _: screen.open_dialog(None),
+    )
+
+
+def pair_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
+    """A pairing link was opened: say where it leads before this app trusts that gateway."""
+    state = screen.state
+    offer = state.pair_offer
+    url = offer.gateway_url if offer else ""
+    current = screen.core.settings.gateway_url
+    lines = [ft.Text(strings("pair_confirm", url=url))]
+    if current and current.rstrip("/") != url:
+        lines.append(ft.Text(strings("pair_replaces", url=current), size=13))
+    lines.append(PairStatus(state, strings))
+
+    async def pair(_: ft.Event) -> None:
+        if offer is not None:
+            await screen.pair(url, offer.code)
+
+    return ft.AlertDialog(
+        rtl=strings.rtl,
+        title=ft.Text(strings("pair_title")),
+        content=ft.Column(lines, tight=True, spacing=10, width=400),
+        actions=[
+            ft.TextButton(
+                strings("cancel"), on_click=lambda _: screen.open_dialog(None), height=TAP
+            ),
+            ft.FilledButton(strings("pair"), on_click=pair, disabled=state.pair_busy, height=TAP),
+        ],
         on_dismiss=lambda _: screen.open_dialog(None),
     )
 

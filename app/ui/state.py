@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import flet as ft
 
 from app.device import Connection, ConnectionState, TimelineItem
+from app.protocol import PairLink
 
 from .answers import CardAnswers
 
@@ -40,7 +41,19 @@ class ScreenState:
     dialog: str | None = None  # "settings" | "clear" | None
     width: float = 0  # the window's width, for the centred column on wide screens
     scroll_to_top: int = 0  # bumped when a question arrives: the timeline shows its top
+    linked: str | None = None  # the prompt a link opened: outlined, scrolled into view
+    linked_request: int = 0  # bumped each time a link's prompt is to be shown
+    awaiting_link: str | None = None  # a linked prompt this device has not heard of yet
+    pair_offer: PairLink | None = None  # a pairing link opened, waiting for "Pair"
+    pair_busy: bool = False
+    pair_error: str = ""
+    notice: str = ""  # one line above the timeline until closed, e.g. "Paired with …"
     loaded: bool = False
 
 
 ClockContext = ft.create_context(Clock())  # what countdowns read: the screen's one clock
+
+
+def scroll_key(prompt_id: str) -> str:
+    """What a prompt's card or summary is scrolled to by (when a link opens it)."""
+    return f"prompt-{prompt_id}"

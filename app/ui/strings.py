@@ -29,9 +29,10 @@ _EN = {
     "conn_connected": "Connected",
     "conn_connecting": "Connecting…",
     "conn_reconnecting": "Offline — reconnecting in {seconds} s",
-    "conn_unauthorized": "The gateway refused this device's token. Open Settings and paste a "
-    "device token.",
-    "conn_unconfigured": "No gateway yet. Open Settings and enter its URL and a device token.",
+    "conn_unauthorized": "The gateway refused this device's token (revoked?). Open Settings and "
+    "pair again.",
+    "conn_unconfigured": "No gateway yet. Open Settings and pair with the code from "
+    "`python -m app pair`.",
     "settings": "Settings",
     "gateway_url": "Gateway URL",
     "device_token": "Device token",
@@ -57,6 +58,27 @@ _EN = {
     "copy": "Copy",
     "filter": "Filter by session",
     "connection": "Connection: {state}",
+    "pair_title": "Pair with a gateway",
+    "pair_intro": "Run `python -m app pair` where the gateway runs and scan its QR code with "
+    "this phone's camera — or paste its link here, or type its address and code.",
+    "pair_link_or_url": "Pairing link or gateway URL",
+    "pair_code": "Code",
+    "pair": "Pair",
+    "pairing": "Pairing…",
+    "pair_confirm": "Pair this app with the gateway at {url}?",
+    "pair_replaces": "It replaces the gateway this app uses now ({url}).",
+    "paired": "Paired with {url}.",
+    "pair_failed_input": "Enter the gateway's address (http://… or https://…) and the code.",
+    "pair_failed_code": "That code is unknown, already used or expired. Make a new one with "
+    "`python -m app pair`.",
+    "pair_failed_limit": "Too many wrong codes. Wait a minute, then try again.",
+    "pair_failed_network": "Cannot reach {url}. Is the gateway running, and can this device "
+    "reach that address?",
+    "pair_failed_gateway": "The gateway refused: {detail}",
+    "manual_token": "Or connect with a device token",
+    "prompt_gone": "That question is not on this device: it may be answered and cleared, or "
+    "from another gateway.",
+    "close": "Close",
 }
 
 _FA = {
@@ -80,10 +102,10 @@ _FA = {
     "conn_connected": "متصل",
     "conn_connecting": "در حال اتصال…",
     "conn_reconnecting": "آفلاین — اتصال دوباره تا {seconds} ثانیه دیگر",
-    "conn_unauthorized": "دروازه توکن این دستگاه را نپذیرفت. تنظیمات را باز کنید و توکن دستگاه را "
-    "وارد کنید.",
-    "conn_unconfigured": "هنوز دروازه‌ای تنظیم نشده است. در تنظیمات نشانی و توکن دستگاه را "
-    "وارد کنید.",
+    "conn_unauthorized": "دروازه توکن این دستگاه را نپذیرفت (لغو شده؟). تنظیمات را باز کنید و "
+    "دوباره جفت کنید.",
+    "conn_unconfigured": "هنوز دروازه‌ای تنظیم نشده است. تنظیمات را باز کنید و با کد "
+    "`python -m app pair` جفت کنید.",
     "settings": "تنظیمات",
     "gateway_url": "نشانی دروازه",
     "device_token": "توکن دستگاه",
@@ -109,6 +131,26 @@ _FA = {
     "copy": "رونوشت",
     "filter": "صافی گفتگو",
     "connection": "اتصال: {state}",
+    "pair_title": "جفت شدن با دروازه",
+    "pair_intro": "روی رایانهٔ دروازه `python -m app pair` را اجرا کنید و کد QR آن را با دوربین "
+    "گوشی بخوانید — یا پیوندش را اینجا بچسبانید، یا نشانی و کد را بنویسید.",
+    "pair_link_or_url": "پیوند جفت‌سازی یا نشانی دروازه",
+    "pair_code": "کد",
+    "pair": "جفت کن",
+    "pairing": "در حال جفت شدن…",
+    "pair_confirm": "این برنامه با دروازهٔ {url} جفت شود؟",
+    "pair_replaces": "جای دروازه‌ای را که اکنون به کار می‌رود ({url}) می‌گیرد.",
+    "paired": "با {url} جفت شد.",
+    "pair_failed_input": "نشانی دروازه (http://… یا https://…) و کد را وارد کنید.",
+    "pair_failed_code": "این کد ناشناخته، به‌کاررفته یا منقضی است. با `python -m app pair` کد "
+    "تازه‌ای بسازید.",
+    "pair_failed_limit": "کدهای نادرست زیادی وارد شد. یک دقیقه صبر کنید و دوباره بکوشید.",
+    "pair_failed_network": "به {url} دسترسی نیست. دروازه روشن است و این دستگاه به آن نشانی می‌رسد؟",
+    "pair_failed_gateway": "دروازه نپذیرفت: {detail}",
+    "manual_token": "یا با توکن دستگاه وصل شوید",
+    "prompt_gone": "این پرسش روی این دستگاه نیست: شاید پاسخ داده و پاک شده، یا از دروازهٔ "
+    "دیگری است.",
+    "close": "بستن",
 }
 
 _TABLES = {ENGLISH: _EN, PERSIAN: _FA}

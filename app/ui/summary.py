@@ -10,6 +10,7 @@ import flet as ft
 from app.device import DisplayStatus, TimelineItem
 from app.protocol import is_rtl
 
+from .state import scroll_key
 from .strings import Strings
 
 STATUS_ICONS = {
@@ -50,8 +51,8 @@ def when(item: TimelineItem, strings: Strings) -> str:
 
 
 @ft.component
-def SummaryTile(item: TimelineItem, strings: Strings) -> ft.Control:
-    whole, set_whole = ft.use_state(False)
+def SummaryTile(item: TimelineItem, strings: Strings, linked: bool = False) -> ft.Control:
+    whole, set_whole = ft.use_state(linked)
     icon, color = STATUS_ICONS[item.status]
     lines = [
         ft.Text(
@@ -94,5 +95,8 @@ def SummaryTile(item: TimelineItem, strings: Strings) -> ft.Control:
         on_click=lambda _: set_whole(not whole),
         padding=ft.Padding.symmetric(horizontal=14, vertical=10),
         border_radius=12,
-        border=ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),
+        border=ft.Border.all(2, ft.Colors.PRIMARY)
+        if linked
+        else ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),
+        key=ft.ScrollKey(scroll_key(item.id)),
     )

@@ -4,11 +4,13 @@ centred column."""
 
 from __future__ import annotations
 
+import asyncio
+
 import flet as ft
 
 from .card import PromptCard, UndoRow
 from .screen import Screen
-from .state import ScreenState
+from .state import ScreenState, scroll_key
 from .strings import Strings
 from .summary import SummaryTile
 
@@ -40,8 +42,18 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
         if scroller.current is not None:
             await scroller.current.scroll_to(offset=0, duration=250)
 
+    async def show_linked() -> None:
+        if scroller.current is None or not state.linked or not state.linked_request:
+            return
+        # The card may have arrived in this very update; the client finds a key only once it
+        # has built the card, so give it a frame or two first.
+        await asyncio.sleep(0.3)
+        await scroller.current.scroll_to(scroll_key=scroll_key(state.linked), duration=250)
+
     # A question that arrives is put on top; bring the top into view.
     ft.use_effect(show_top, [state.scroll_to_top])
+    # A link opened one prompt: bring it into view.
+    ft.use_effect(show_linked, [state.linked_request])
 
     items: list[ft.Control] = []
     for item in state.waiting:
@@ -57,10 +69,14 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                     state.errors.get(item.id),
                     screen,
                     strings,
+                    linked=item.id == state.linked,
                     key=item.id,
                 )
             )
-    items += [SummaryTile(item, strings, key=f"summary-{item.id}") for item in state.history]
+    items += [
+        SummaryTile(item, strings, linked=item.id == state.linked, key=f"summary-{item.id}")
+        for item in state.history
+    ]
     if not items and state.loaded:
         items = [EmptyTimeline(strings, key="empty")]
     side = side_padding(state.width)

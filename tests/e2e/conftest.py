@@ -50,9 +50,9 @@ def browser():
 class AppProcess:
     """`python -m app --web` on a free port, with its own data directory."""
 
-    def __init__(self, data_dir: Path, gateway_url: str) -> None:
+    def __init__(self, data_dir: Path, gateway_url: str | None) -> None:
         self.data_dir = data_dir
-        self.gateway_url = gateway_url
+        self.gateway_url = gateway_url  # None: the app starts unconfigured (to be paired)
         self.port = free_port()
         self.process: subprocess.Popen | None = None
         self.log = data_dir / f"app-{self.port}.log"
@@ -63,16 +63,21 @@ class AppProcess:
 
     def start(self) -> AppProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
-        env.update(
-            ASK_USER_APP_DATA=str(self.data_dir),
-            ASK_USER_GATEWAY_URL=self.gateway_url,
-            ASK_USER_DEVICE_TOKEN=DEVICE_TOKEN,
-            FLET_LOG_LEVEL="warning",
-        )
+        env.update(ASK_USER_APP_DATA=str(self.data_dir), FLET_LOG_LEVEL="warning")
+        if self.gateway_url is not None:
+            env.update(ASK_USER_GATEWAY_URL=self.gateway_url, ASK_USER_DEVICE_TOKEN=DEVICE_TOKEN)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with self.log.open("a") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "app", "--web", "--port", str(self.port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "app",
+                    "--web",
+                    "--port",
+                    str(self.port),
+                    *([] if self.gateway_url else ["--no-gateway"]),
+                ],
                 env=env,
                 stdout=out,
                 stderr=subprocess.STDOUT,

@@ -257,3 +257,52 @@ def test_persian_ui_writes_its_own_numbers_in_persian_digits():
     assert fa.countdown(125) == "۲:۰۵"
     assert fa("conn_reconnecting", seconds=12).endswith("۱۲ ثانیه دیگر")
     assert Strings("en").countdown(125) == "2:05"
+
+
+# ---- links ----------------------------------------------------------------------------------
+
+
+def test_a_pairing_link_asks_first_and_a_link_already_used_here_is_ignored(screen):
+    route = "/pair?url=http%3A%2F%2F192.168.1.20%3A8765&code=k7qf2m9x"
+    assert screen.open_link(route)
+    assert screen.state.dialog == "pair"
+    assert screen.state.pair_offer.gateway_url == "http://192.168.1.20:8765"
+    assert screen.state.pair_offer.code == "K7QF-2M9X"
+    screen.open_dialog(None)  # Cancel
+    assert screen.state.pair_offer is None
+    screen.core.store.set_meta("last_pair_link", "http://192.168.1.20:8765 K7QF-2M9X")
+    assert screen.open_link("askuser://pair?url=http://192.168.1.20:8765&code=K7QF-2M9X")
+    assert screen.state.dialog is None  # a reload of the page that paired: nothing to ask
+
+
+def test_a_prompt_link_chooses_that_card_in_any_session(screen):
+    add(screen, record("pr_a", 1, session="one"), record("pr_b", 2, session="two"))
+    screen.set_session("two")
+    assert screen.open_link("askuser://prompt/pr_a")
+    state = screen.state
+    assert state.session is None and state.linked == "pr_a" and state.active_card == "pr_a"
+    assert state.linked_request == 1 and state.awaiting_link is None
+    assert screen.key("2") and state.selections["pr_a"]["target"].chosen == ("Production",)
+
+
+def test_a_prompt_link_waits_for_its_prompt_then_says_when_it_is_not_here(screen):
+    from app.device import Connection, ConnectionState
+
+    assert screen.open_link("/prompt/pr_later")
+    assert screen.state.awaiting_link == "pr_later" and screen.state.notice == ""
+    add(screen, record("pr_later", 5))  # it arrives with the next sync
+    assert screen.state.linked == "pr_later" and screen.state.active_card == "pr_later"
+
+    screen.open_link("/prompt/pr_never")
+    screen.core.connection = ConnectionState(Connection.CONNECTED)  # synced, and not there
+    screen.reload()
+    assert screen.state.awaiting_link is None
+    assert screen.state.notice.startswith("That question is not on this device")
+    screen.close_notice()
+    assert screen.state.notice == ""
+
+
+def test_a_route_that_is_no_link_changes_nothing(screen):
+    assert not screen.open_link("/")
+    assert not screen.open_link(None)
+    assert screen.state.dialog is None and screen.state.awaiting_link is None
