@@ -14,6 +14,7 @@ from app.device import DeviceCore, LocalStore, Settings, app_data_dir
 from app.device.paths import STORE_FILE
 
 from . import theme
+from .alerts import start_system_alerts
 from .app import App
 from .screen import AppOptions, Screen
 from .strings import Strings
@@ -80,6 +81,7 @@ async def main(page: ft.Page) -> None:
     # now and while it runs.
     screen.open_link(page.route)
     page.on_route_change = lambda e: screen.open_link(e.route)
+    start_system_alerts(page, screen)
     ticker = page.run_task(_tick_forever, screen)
 
     def closed(_: object) -> None:

@@ -78,6 +78,8 @@ class Screen:
         # app (so each tab updates its own components), at once in tests.
         self._schedule = schedule or (lambda fn: fn())
         self._reload_pending = False
+        # Told of questions that arrive while this screen is up (system notifications).
+        self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
         self.state = ScreenState(language=core.store.get_meta("language") or "en")
         self._unsubscribe = core.subscribe(self._core_changed)
@@ -112,7 +114,8 @@ class Screen:
         waiting = [i for i in items if i.is_open]
         history = [i for i in items if not i.is_open]
         known = {i.id for i in state.waiting}
-        arrived = any(i.id not in known for i in waiting)
+        new = [i for i in waiting if i.id not in known]
+        arrived = bool(new)
         open_ids = {i.id for i in waiting}
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
@@ -128,6 +131,7 @@ class Screen:
         state.connection = core.connection
         if arrived and state.loaded:
             state.scroll_to_top += 1
+            self.on_arrival(new)
         state.loaded = True
         self.clock.now_ms = core.clock.now_ms()
         self._show_linked(open_ids, {i.id for i in history})

