@@ -4,10 +4,13 @@ gateway is configured. The one place that wires the sides together (with __main_
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import signal
 import socket
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 EMBEDDED_MARK = "embedded_gateway"
@@ -103,9 +106,16 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     embedded = store.get_meta(EMBEDDED_MARK) in ("1", saved.token)
     options = AppOptions()
     if not args.no_gateway and (not saved.gateway_url or embedded):
-        agent_url, token_file, agent_token, notice = start_embedded_gateway(
-            store, args.gateway_port
-        )
+        from app.gateway.config import ConfigError
+
+        try:
+            agent_url, token_file, agent_token, notice = start_embedded_gateway(
+                store, args.gateway_port
+            )
+        except ConfigError as exc:
+            store.close()
+            print(f"error: the embedded gateway cannot start: {exc}", file=sys.stderr)
+            return 2
         options = AppOptions(
             agent_url=agent_url,
             agent_token_file=str(token_file) if token_file else None,
@@ -128,7 +138,19 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
                 file=sys.stderr,
             )
             return 1
-        start_demo_agent(agent_url, agent_token)
+        stop_demo = start_demo_agent(agent_url, agent_token)
+        atexit.register(stop_demo)
+
+        def stopped(signum: int, _frame: object) -> None:
+            """SIGTERM and SIGHUP stop the demo's run, which cancels its prompts; then exit
+            at once (Flet's server may not pass a SystemExit on)."""
+            stop_demo()
+            sys.stdout.flush()
+            os._exit(128 + signum)
+
+        for name in ("SIGTERM", "SIGHUP"):
+            if hasattr(signal, name):
+                signal.signal(getattr(signal, name), stopped)
     web = args.web or not _has_display()
     if web:
         print(f"Ask User is at http://{args.host}:{args.port}", flush=True)
@@ -146,22 +168,39 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     return 0
 
 
-def start_demo_agent(gateway_url: str, token: str) -> None:
-    """A demo agent asking a few realistic prompts at once, each in its own session."""
-    from app.agent import ask_user
+def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
+    """A demo agent asking a few realistic prompts at once, each in its own session. Returns
+    how to stop it: a stopped run cancels its prompts (so the next demo starts clean)."""
+    from app.agent import AskUserError, ask_user
     from app.demo import DEMO_PROMPTS
 
+    stop = threading.Event()
+
     def ask(session: str, prompt: dict) -> None:
-        result = ask_user(
-            prompt["questions"],
-            session_key=session,
-            gateway_url=gateway_url,
-            token=token,
-            timeout_seconds=prompt.get("timeoutSeconds"),
-        )
+        try:
+            result = ask_user(
+                prompt["questions"],
+                session_key=session,
+                gateway_url=gateway_url,
+                token=token,
+                timeout_seconds=prompt.get("timeoutSeconds"),
+                abort=stop,
+            )
+        except AskUserError as exc:
+            print(f"demo agent [{session}]: {exc}", flush=True)
+            return
         print(f"demo agent [{session}] got: {result}", flush=True)
 
-    for session, prompt in DEMO_PROMPTS.items():
-        threading.Thread(
-            target=ask, args=(session, prompt), daemon=True, name=f"demo-{session}"
-        ).start()
+    threads = [
+        threading.Thread(target=ask, args=(session, prompt), daemon=True, name=f"demo-{session}")
+        for session, prompt in DEMO_PROMPTS.items()
+    ]
+    for thread in threads:
+        thread.start()
+
+    def stop_all() -> None:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=5)
+
+    return stop_all

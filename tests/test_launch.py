@@ -41,3 +41,69 @@ def test_a_port_someone_listens_on_is_taken():
         listener.bind(("127.0.0.1", 0))
         listener.listen()
         assert not port_free("127.0.0.1", listener.getsockname()[1])
+
+
+def test_stopping_the_demo_cancels_its_agents_prompts(tmp_path):
+    """SIGTERM ends `python -m app demo` like Ctrl-C: its agents' prompts are cancelled, so
+    the next demo does not find them pending (it printed tracebacks before)."""
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from app.demo import DEMO_PROMPTS
+    from tests.support import GatewayProcess, client, free_port, wait_until
+
+    gateway_dir = tmp_path / "gateway"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env.update(ASK_USER_APP_DATA=str(tmp_path / "app"), ASK_USER_GATEWAY_DATA=str(gateway_dir))
+    gateway_port = free_port()
+    demo = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "demo",
+            "--web",
+            "--port",
+            str(free_port()),
+            "--gateway-port",
+            str(gateway_port),
+        ],
+        env=env,
+        stdout=(tmp_path / "demo.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_until(lambda: (gateway_dir / "tokens.json").exists(), timeout=60)
+        token = json.loads((gateway_dir / "tokens.json").read_text())["device"][0]
+        url = f"http://127.0.0.1:{gateway_port}"
+
+        def pending() -> int:
+            try:
+                with client(url, token, timeout=5) as device:
+                    return len(device.get("/v1/prompts").json()["prompts"])
+            except Exception:
+                return 0
+
+        count = len(DEMO_PROMPTS)
+        wait_until(lambda: pending() == count, timeout=60)
+        demo.send_signal(signal.SIGTERM)
+        # It ends on its own (not killed by the signal): through our handler (143) or, once
+        # Flet's server has taken SIGTERM, its orderly shutdown (0); either way the agents'
+        # runs are stopped first.
+        assert demo.wait(30) in (0, 128 + signal.SIGTERM), (tmp_path / "demo.log").read_text()
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+    gateway = GatewayProcess(gateway_dir, env_tokens=False).start()
+    try:
+        with client(gateway.url, token) as device:
+            prompts = device.get("/v1/prompts", params={"status": "all"}).json()["prompts"]
+        assert len(prompts) == count
+        assert {(p["status"], p["resolvedBy"]["reason"]) for p in prompts} == {
+            ("cancelled", "run-abort")
+        }
+    finally:
+        gateway.terminate()

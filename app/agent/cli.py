@@ -1,7 +1,7 @@
 """`python -m app ask` (one prompt from a shell) and `python -m app mcp` (the MCP server).
 
-`ask` prints the tool result JSON; exit 0 answered, 2 no_answer, 1 error, 130 on Ctrl-C (after
-cancelling the prompt at the gateway).
+`ask` prints the tool result JSON; exit 0 answered, 2 no_answer, 1 error, 128 + the signal on
+Ctrl-C (130), SIGTERM (143) or SIGHUP (129), after cancelling the prompt at the gateway.
 """
 
 from __future__ import annotations
@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from typing import Any
 
 EXIT_ANSWERED, EXIT_ERROR, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -77,6 +79,26 @@ def _prompt_from(args: argparse.Namespace) -> dict[str, Any]:
     return data
 
 
+class _Stop(threading.Event):
+    signum = signal.SIGINT
+
+
+def _stop_on_signals() -> _Stop:
+    """Ctrl-C, SIGTERM and SIGHUP stop the run, and a stopped run cancels its prompt (the
+    specification). SIGINT is taken even when the process started with it ignored, as a
+    shell's background job does."""
+    stop = _Stop()
+
+    def stopped(signum: int, _frame: object) -> None:
+        stop.signum = signum
+        stop.set()
+
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), stopped)
+    return stop
+
+
 def run_ask(args: argparse.Namespace) -> int:
     from .client import AskUserError, ask_user
 
@@ -89,6 +111,7 @@ def run_ask(args: argparse.Namespace) -> int:
     if unknown := set(prompt) - known:
         print(f"error: unknown properties: {', '.join(sorted(unknown))}", file=sys.stderr)
         return EXIT_ERROR
+    stop = _stop_on_signals()
     try:
         result = ask_user(
             prompt.get("questions", []),
@@ -103,6 +126,7 @@ def run_ask(args: argparse.Namespace) -> int:
             run_id=args.run_id or prompt.get("runId"),
             gateway_url=args.gateway_url,
             token=args.token,
+            abort=stop,
         )
     except AskUserError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -110,6 +134,9 @@ def run_ask(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted: the prompt was cancelled at the gateway", file=sys.stderr)
         return EXIT_INTERRUPTED
+    if stop.is_set():
+        print("interrupted: the prompt was cancelled at the gateway", file=sys.stderr)
+        return 128 + stop.signum
     print(json.dumps(result, ensure_ascii=False))
     return EXIT_ANSWERED if result["status"] == "answered" else EXIT_NO_ANSWER
 

@@ -368,9 +368,10 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
         status_code=201,
         response_model=PairedDevice,
         responses={
+            413: {"model": ErrorBody, "description": _ERROR_STATUS_TEXT[413]},
+            422: {"model": ErrorBody, "description": _ERROR_STATUS_TEXT[422]},
             403: {"model": ErrorBody, "description": "Unknown, used or expired code."},
             429: {"model": ErrorBody, "description": "Too many wrong codes from this address."},
-            **_errors(),
         },
         tags=["pairing"],
     )

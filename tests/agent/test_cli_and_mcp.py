@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
@@ -21,10 +22,11 @@ def _env(gateway) -> dict[str, str]:
     return env
 
 
-def _ask(gateway, *args, stdin=None) -> subprocess.Popen:
+def _ask(gateway, *args, stdin=None, preexec_fn=None) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "app", "ask", *args],
         env=_env(gateway),
+        preexec_fn=preexec_fn,
         text=True,
         stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -102,12 +104,28 @@ def test_file_flag_and_invalid_prompt_exit_1(gateway, tmp_path):
     assert "questions[0].options[0].label" in err and "automatically" in err
 
 
-def test_ctrl_c_cancels_the_prompt(gateway):
-    process = _ask(gateway, "--question", "Go?", "--option", "Yes", "--option", "No")
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a shell does to a background job
+
+
+@pytest.mark.parametrize(
+    "signum, exit_code, preexec_fn",
+    [
+        (signal.SIGINT, 130, None),
+        (signal.SIGINT, 130, _ignore_sigint),
+        (signal.SIGTERM, 143, None),
+        (signal.SIGHUP, 129, None),
+    ],
+    ids=["ctrl-c", "ctrl-c-in-a-background-job", "sigterm", "sighup"],
+)
+def test_stopping_the_command_cancels_the_prompt(gateway, signum, exit_code, preexec_fn):
+    process = _ask(
+        gateway, "--question", "Go?", "--option", "Yes", "--option", "No", preexec_fn=preexec_fn
+    )
     prompt = next_pending(gateway.url)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(signum)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 130
+    assert process.returncode == exit_code, err
     assert "cancelled" in err
     with client(gateway.url, DEVICE_TOKEN) as device:
         record = device.get(f"/v1/prompts/{prompt['id']}").json()

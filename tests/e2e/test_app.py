@@ -431,7 +431,9 @@ def test_clear_history_on_purpose_and_connect_an_agent_in_settings(browser, stac
     page = open_app(browser, app.url)
     make_history(page, gateway, 1)
     page.get_by_role("button", name="Settings").click()  # named for screen readers
-    expect(page.get_by_role("textbox", name="Gateway URL")).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_role("textbox", name="Gateway URL", exact=True)).to_be_visible(
+        timeout=TIMEOUT
+    )
     expect(page.get_by_text("Connect an agent")).to_be_visible()
     expect(page.get_by_text(gateway.url, exact=True)).to_be_visible()
     expect(page.get_by_role("button", name="Copy: Gateway URL for agents")).to_be_visible()
