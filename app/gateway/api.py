@@ -1,16 +1,17 @@
-"""The HTTP surface of PROTOCOL.md, declared in one place. Rules live in service/app.protocol."""
+"""The HTTP surface of PROTOCOL.md: every endpoint in one table, and the app that serves it.
+
+Handlers only translate between the wire and `Gateway`; the rules live in service.py and
+app.protocol, the way through a request in routing.py, the OpenAPI document in openapi.py.
+"""
+
+from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from types import SimpleNamespace
+from typing import Any
 
-from fastapi import Depends, FastAPI, Query, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from app import __version__
 from app.protocol import (
@@ -20,11 +21,11 @@ from app.protocol import (
     DeviceInfo,
     DeviceList,
     DismissRequest,
-    ErrorBody,
     ErrorCode,
     EventsPage,
     EventsQuery,
     Health,
+    ListQuery,
     PairDeviceRequest,
     PairedDevice,
     Pairing,
@@ -37,381 +38,350 @@ from app.protocol import (
     ResultQuery,
     RunCancelled,
     ToolResult,
-    limits,
+    ensure_main_session,
     pair_link,
-    protocol_error_from,
     render_prompt_text,
 )
 
-from .auth import Authenticator, Caller
+from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
 from .devices import DeviceRegistry
-from .hot_routes import (
-    INVALID_BODY_CODE,
-    HotRoutes,
-    create_response,
-    device_change_response,
-    events_response,
-    result_response,
-)
-from .middleware import BodyLimit, RequestLog, WokenFirst, error_response
+from .middleware import RequestLog
 from .notify import Announcer
-from .service import Gateway, fingerprint
-from .store import PromptStore
+from .openapi import openapi_document
+from .routing import Call, Endpoint, Router
+from .service import Gateway
+from .store import PRUNE_BATCH, PromptStore
 
 log = logging.getLogger("ask_user.gateway")
 
-_bearer = HTTPBearer(auto_error=False, description="An agent or a device token.")
-Credentials = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-
-_ERROR_STATUS_TEXT = {
-    401: "Missing or unknown token (`unauthorized`).",
-    403: "A token of the wrong role (`forbidden`), or not the main session.",
-    404: "No such prompt (`not_found`).",
-    409: "No longer pending (`already_resolved`, with the record) or `pending_exists`.",
-    410: "The cursor is older than the events kept (`cursor_expired`): re-sync.",
-    413: "The request body is over 64 KiB (`payload_too_large`).",
-    422: "Invalid input, with `fields` naming each problem.",
-}
+# ---- meta ------------------------------------------------------------------------------------
 
 
-def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    every = (401, 403, 413, 422, *statuses)
-    return {s: {"model": ErrorBody, "description": _ERROR_STATUS_TEXT[s]} for s in sorted(every)}
+async def health(call: Call) -> dict:
+    """200 without a token (HEAD too), for load balancers and benchmarks."""
+    return {"status": "ok"}
 
 
-# Which change each body-taking route is: its malformed body gets that change's error code.
-_ACTION_OF_ENDPOINT = {
-    "create_prompt": "create",
-    "answer_prompt": "answer",
-    "dismiss_prompt": "dismiss",
-    "reply_to_prompt": "reply",
-}
+async def openapi(call: Call) -> Response:
+    """This table as an OpenAPI 3.1 document."""
+    return Response(call.state.schema, media_type="application/json")
 
 
-_HTTP_ERROR_CODE = {
-    404: ErrorCode.NOT_FOUND,
-    405: "method_not_allowed",
-    413: ErrorCode.PAYLOAD_TOO_LARGE,
-}
-_HTTP_ERROR_MESSAGE = {
-    404: "no such route; see /openapi.json",
-    405: "this route does not take that method; see /openapi.json",
-    413: f"request bodies are limited to {limits.MAX_BODY_BYTES} bytes",
-}
+# ---- agent -----------------------------------------------------------------------------------
 
 
-def served_app(app: FastAPI) -> Any:
-    """What uvicorn runs: the request log, then the hot routes, then the framework."""
-    return RequestLog(HotRoutes(app))
+async def create_prompt(call: Call) -> Response:
+    """201 with the new record, or 200 with the one an earlier try of this requestId made."""
+    ensure_main_session(call.body)
+    record, created = call.gateway.create(call.owner, call.body)
+    return JSONResponse(record.to_wire(), status_code=201 if created else 200)
 
 
-# The dependencies are `async def` on purpose: FastAPI runs a plain `def` dependency on a worker
-# thread, a thread hop per request for a dictionary lookup (seen in the profile, #8).
-async def _gateway(request: Request) -> Gateway:
-    return request.app.state.gateway
+async def prompt_result(call: Call) -> dict:
+    """The tool result once the prompt is terminal; `{"status": "pending"}` if `wait` passes."""
+    gateway, owner, prompt_id, wait = (
+        call.gateway,
+        call.owner,
+        call.params["prompt_id"],
+        call.query.wait,
+    )
+    del call  # thousands of these wait at once: each holds only what it needs (#8)
+    result = await gateway.wait_result(owner, prompt_id, wait)
+    return result.to_wire() if result else {"status": "pending"}
 
 
-async def _agent(credentials: Credentials, request: Request) -> str:
-    """The fingerprint of the agent token: prompts belong to the agent that made them."""
-    auth: Authenticator = request.app.state.auth
-    return fingerprint(auth.require(request.headers.get("authorization"), "agent").token)
+async def cancel_prompt(call: Call) -> dict:
+    """Cancel a pending prompt: its agent's run stopped."""
+    reason = call.body.reason if call.body else None
+    return call.gateway.cancel(call.owner, call.params["prompt_id"], reason).to_wire()
 
 
-async def _device(credentials: Credentials, request: Request) -> Caller:
-    return request.app.state.auth.require(request.headers.get("authorization"), "device")
+async def cancel_run(call: Call) -> dict:
+    """Cancel every pending prompt of a run."""
+    reason = call.body.reason if call.body and call.body.reason else "run-abort"
+    return {"cancelled": call.gateway.cancel_run(call.owner, call.params["run_id"], reason)}
 
 
-async def _admin(credentials: Credentials, request: Request) -> None:
-    request.app.state.auth.require(request.headers.get("authorization"), "admin")
+# ---- device ----------------------------------------------------------------------------------
 
 
-async def _devices(request: Request) -> DeviceRegistry:
-    return request.app.state.auth.devices
+async def list_prompts(call: Call) -> Response:
+    """A snapshot, newest first, and the cursor to long-poll from after it."""
+    gateway, query = call.gateway, call.query
+    gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
+    records = gateway.store.list_json(
+        pending_only=query.status == "pending",
+        session_key=query.session_key,
+        limit=query.limit,
+        before=query.before,
+    )
+    if records is None:
+        raise ProtocolError(ErrorCode.NOT_FOUND, f"before: no prompt with id {query.before!r}")
+    body = (
+        f'{{"prompts":[{",".join(records)}],"cursor":"{gateway.store.last_seq}",'
+        f'"serverTime":"{gateway.server_time()}"}}'
+    )
+    return Response(body, media_type="application/json")
 
 
-GatewayDep = Annotated[Gateway, Depends(_gateway)]
-Agent = Annotated[str, Depends(_agent)]
-Device = Annotated[Caller, Depends(_device)]
-Admin = Annotated[None, Depends(_admin)]
-Devices = Annotated[DeviceRegistry, Depends(_devices)]
+async def get_prompt(call: Call) -> dict:
+    """One prompt's record."""
+    return call.gateway.get(call.params["prompt_id"]).to_wire()
 
 
-def create_app(config: GatewayConfig, clock: Clock | None = None) -> FastAPI:
-    """The gateway's routes as a FastAPI app (serve it through `served_app`); its store opens
-    and its deadlines arm at start-up."""
+async def prompt_text(call: Call) -> Response:
+    """The prompt as readable text, for channels without buttons."""
+    return PlainTextResponse(
+        render_prompt_text(call.gateway.get(call.params["prompt_id"]).questions)
+    )
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+
+async def events(call: Call) -> Response:
+    """The long-poll: events after the cursor, at once or when the next one is appended; 401
+    at once when the device is revoked meanwhile."""
+    gateway, auth, caller, query = call.gateway, call.auth, call.caller, call.query
+    del call  # thousands of these wait at once: each holds only what it needs (#8)
+    cursor = _cursor(query.after, gateway)
+    limit = query.limit
+    if gateway.store.last_seq <= cursor:
+        wait = query.wait
+        del query
+        await gateway.waiters.next_event(wait, caller.device_id)
+        auth.still_valid(caller)
+    found = gateway.store.events_after(cursor, limit)
+    items = ",".join(f'{{"seq":{e.seq},"type":"{e.type}","prompt":{e.record_json}}}' for e in found)
+    next_cursor = found[-1].seq if found else cursor
+    body = f'{{"events":[{items}],"cursor":"{next_cursor}","serverTime":"{gateway.server_time()}"}}'
+    return Response(body, media_type="application/json")
+
+
+def _cursor(value: str | None, gateway: Gateway) -> int:
+    if value is None:
+        return gateway.store.last_seq
+    seq = int(value)  # ASCII digits: EventsQuery checked them
+    if seq < gateway.store.pruned_through or seq > gateway.store.last_seq:
+        raise ProtocolError(
+            ErrorCode.CURSOR_EXPIRED,
+            "the cursor is older than the events this gateway keeps (or from another "
+            "gateway): re-sync from GET /v1/prompts",
+        )
+    return seq
+
+
+async def answer_prompt(call: Call) -> dict:
+    """First answer wins; the same idempotencyKey again gets the original 200."""
+    body: AnswerRequest = call.body
+    return call.gateway.answer(
+        call.params["prompt_id"], body.answers, body.device_id, body.idempotency_key
+    )
+
+
+async def dismiss_prompt(call: Call) -> dict:
+    """The person declined: the agent gets no_answer."""
+    body: DismissRequest = call.body or DismissRequest()
+    return call.gateway.dismiss(call.params["prompt_id"], body.device_id, body.idempotency_key)
+
+
+async def reply_to_prompt(call: Call) -> dict:
+    """A plain-text reply from a channel, read by the contract's rules."""
+    body: ReplyRequest = call.body
+    return call.gateway.reply(
+        call.params["prompt_id"], body.text, body.device_id, body.idempotency_key
+    )
+
+
+# ---- devices and pairing (admin; pairing itself needs only the code) --------------------------
+
+
+async def create_pairing(call: Call) -> dict:
+    """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
+    body: PairingRequest = call.body or PairingRequest()
+    code, expires_ms = call.auth.devices.new_pairing(body.name, call.gateway.clock.now_ms())
+    url = body.gateway_url or call.state.config.public_url or call.own_url
+    return Pairing(
+        code=code, expires_at=to_datetime(expires_ms), link=pair_link(url, code)
+    ).to_wire()
+
+
+async def pair_device(call: Call) -> dict:
+    """No token: the pairing code is the credential. The token is shown only here."""
+    body: PairDeviceRequest = call.body
+    device, token = call.auth.devices.pair(
+        body.code, body.name, call.client_address, call.gateway.clock.now_ms()
+    )
+    log.info("paired device %s (%s)", device.id, device.name)
+    return PairedDevice(device_id=device.id, token=token, name=device.name).to_wire()
+
+
+async def list_devices(call: Call) -> dict:
+    """Paired devices (not the tokens named in the environment)."""
+    return DeviceList(
+        devices=[
+            DeviceInfo(
+                device_id=d.id,
+                name=d.name,
+                created_at=to_datetime(d.created_ms),
+                last_seen_at=to_datetime(d.last_seen_ms) if d.last_seen_ms else None,
+            )
+            for d in call.auth.devices.devices()
+        ]
+    ).to_wire()
+
+
+async def revoke_device(call: Call) -> Response:
+    """The device's token gets 401 from now on; a long-poll it has parked ends with 401."""
+    device_id = call.params["device_id"]
+    if not call.auth.devices.revoke(device_id):
+        raise ProtocolError(ErrorCode.NOT_FOUND, f"no device with id {device_id!r}")
+    call.gateway.waiters.device_revoked(device_id)
+    log.info("revoked device %s", device_id)
+    return Response(status_code=204)
+
+
+# ---- the table -------------------------------------------------------------------------------
+
+_PROMPT = "/v1/prompts/{prompt_id}"
+
+ENDPOINTS: tuple[Endpoint, ...] = (
+    Endpoint("GET", "/v1/health", health, None, "Health", "meta", response=Health),
+    Endpoint("GET", "/openapi.json", openapi, None, "This document", "meta", in_schema=False),
+    # agent
+    Endpoint(
+        "POST", "/v1/prompts", create_prompt, "agent", "Create a prompt", "agent",
+        status=201, response=PromptRecord, errors=(409,), body=CreatePromptRequest,
+        invalid_code=ErrorCode.INVALID_PROMPT,
+    ),
+    Endpoint(
+        "GET", f"{_PROMPT}/result", prompt_result, "agent", "Wait for the tool result", "agent",
+        response=(ToolResult, PendingResult), errors=(404,), query=ResultQuery,
+    ),
+    Endpoint(
+        "POST", f"{_PROMPT}/cancel", cancel_prompt, "agent", "Cancel a prompt", "agent",
+        response=PromptRecord, errors=(404, 409), body=CancelRequest, body_required=False,
+    ),
+    Endpoint(
+        "POST", "/v1/runs/{run_id}/cancel", cancel_run, "agent", "Cancel a run's prompts",
+        "agent", response=RunCancelled, body=CancelRequest, body_required=False,
+    ),
+    # device
+    Endpoint(
+        "GET", "/v1/prompts", list_prompts, "device", "List prompts", "device",
+        response=PromptList, errors=(404,), query=ListQuery,
+    ),
+    Endpoint(
+        "GET", _PROMPT, get_prompt, "device", "Get a prompt", "device",
+        response=PromptRecord, errors=(404,),
+    ),
+    Endpoint(
+        "GET", f"{_PROMPT}/text", prompt_text, "device", "A prompt as text", "device",
+        response="text", errors=(404,),
+    ),
+    Endpoint(
+        "GET", "/v1/events", events, "device", "Long-poll events", "device",
+        response=EventsPage, errors=(410,), query=EventsQuery,
+    ),
+    Endpoint(
+        "POST", f"{_PROMPT}/answer", answer_prompt, "device", "Answer a prompt", "device",
+        response=PromptRecord, errors=(404, 409), body=AnswerRequest,
+        invalid_code=ErrorCode.INVALID_ANSWER,
+    ),
+    Endpoint(
+        "POST", f"{_PROMPT}/dismiss", dismiss_prompt, "device", "Dismiss a prompt", "device",
+        response=PromptRecord, errors=(404, 409), body=DismissRequest, body_required=False,
+    ),
+    Endpoint(
+        "POST", f"{_PROMPT}/reply", reply_to_prompt, "device", "Reply in plain text", "device",
+        response=PromptRecord, errors=(404, 409), body=ReplyRequest,
+        invalid_code=ErrorCode.INVALID_REPLY,
+    ),
+    # devices and pairing
+    Endpoint(
+        "POST", "/v1/pairings", create_pairing, "admin", "Make a pairing code", "admin",
+        status=201, response=Pairing, body=PairingRequest, body_required=False,
+    ),
+    Endpoint(
+        "POST", "/v1/devices", pair_device, None, "Pair a device with a code", "pairing",
+        status=201, response=PairedDevice, errors=(403, 429), body=PairDeviceRequest,
+    ),
+    Endpoint(
+        "GET", "/v1/devices", list_devices, "admin", "List paired devices", "admin",
+        response=DeviceList,
+    ),
+    Endpoint(
+        "DELETE", "/v1/devices/{device_id}", revoke_device, "admin", "Revoke a device", "admin",
+        status=204, errors=(404,),
+    ),
+)  # fmt: skip
+
+
+# ---- the app ---------------------------------------------------------------------------------
+
+
+class GatewayApp:
+    """The gateway's parts: `asgi` (the request log around the router) is what uvicorn runs;
+    the store opens and the deadlines arm at start-up (lifespan), and close at shut-down."""
+
+    def __init__(self, config: GatewayConfig, clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock = clock
+        self.state = SimpleNamespace(
+            config=config, auth=Authenticator(config.tokens), gateway=None, schema=b""
+        )
+        self.state.schema = openapi_document(
+            ENDPOINTS,
+            title="Ask User gateway",
+            version=__version__,
+            description="Holds ask_user prompts between the agents that ask and the devices "
+            "that answer. See PROTOCOL.md.",
+        )
+        self.router = Router(ENDPOINTS, self.state, lifespan=self._lifespan)
+        self.asgi = RequestLog(self.router)  # what uvicorn runs
+        self._stop: list[Any] = []
+
+    async def _lifespan(self, receive: Any, send: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    self._start()
+                except Exception as exc:
+                    log.exception("the gateway could not start")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                self._shut()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def _start(self) -> None:
+        config = self.config
         store = PromptStore(config.db_path, synchronous=config.synchronous)
-        gateway = Gateway(store, clock)
+        gateway = Gateway(store, self.clock)
         expired = gateway.start(asyncio.get_running_loop())
         if expired:
             log.info(
                 "expired %d prompt(s) whose deadline passed while the gateway was down", expired
             )
-        app.state.gateway = gateway
-        app.state.auth.attach(DeviceRegistry(store.connection), gateway.clock.now_ms)
+        self.state.gateway = gateway
+        self.state.auth.attach(DeviceRegistry(store.connection), gateway.clock.now_ms)
         announcer = _announcer(config)
         if announcer is not None:
             gateway.on_created = announcer.announce
-        retention = asyncio.create_task(_retain(gateway, config))
-        try:
-            yield
-        finally:
-            if announcer is not None:
-                announcer.close()
-            retention.cancel()
-            gateway.stop()
-            store.close()
+            self._stop.append(announcer.close)
+        retention = asyncio.get_running_loop().create_task(_retain(gateway, config))
+        self._stop += [retention.cancel, gateway.stop, store.close]
 
-    app = FastAPI(
-        title="Ask User gateway",
-        version=__version__,
-        description="Holds ask_user prompts between the agents that ask and the devices that "
-        "answer. See PROTOCOL.md.",
-        lifespan=lifespan,
-        strict_content_type=False,  # `curl -d '{...}'` without a JSON content type is fine
-    )
-    app.state.auth = Authenticator(config.tokens)
+    def _shut(self) -> None:
+        for stop in self._stop:
+            stop()
+        self._stop.clear()
 
-    @app.exception_handler(ProtocolError)
-    async def _protocol_error(_: Request, exc: ProtocolError) -> JSONResponse:
-        return error_response(exc)
 
-    @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
-        code = _HTTP_ERROR_CODE.get(exc.status_code, "http_error")
-        message = _HTTP_ERROR_MESSAGE.get(exc.status_code, str(exc.detail))
-        response = error_response(ProtocolError(code, message))
-        response.status_code = exc.status_code
-        return response
-
-    @app.exception_handler(RequestValidationError)
-    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-        endpoint = request.scope.get("endpoint")
-        action = _ACTION_OF_ENDPOINT.get(getattr(endpoint, "__name__", ""), "")
-        code = INVALID_BODY_CODE.get(action, ErrorCode.INVALID_REQUEST)
-        return error_response(protocol_error_from(exc, code))  # type: ignore[arg-type]
-
-    @app.get("/v1/health", response_model=Health, tags=["meta"])
-    async def health() -> dict:
-        """200 without a token, for load balancers and benchmarks."""
-        return {"status": "ok"}
-
-    # ---- agent -------------------------------------------------------------------------
-
-    @app.post(
-        "/v1/prompts",
-        status_code=201,
-        response_model=PromptRecord,
-        responses={
-            200: {"model": PromptRecord, "description": "Idempotent replay"},
-            **_errors(409),
-        },
-        tags=["agent"],
-    )
-    async def create_prompt(
-        gateway: GatewayDep, body: CreatePromptRequest, owner: Agent
-    ) -> Response:
-        return create_response(gateway, owner, body)
-
-    @app.get(
-        "/v1/prompts/{prompt_id}/result",
-        response_model=ToolResult | PendingResult,
-        responses=_errors(404),
-        tags=["agent"],
-    )
-    async def prompt_result(
-        gateway: GatewayDep, prompt_id: str, owner: Agent, query: Annotated[ResultQuery, Query()]
-    ) -> Response:
-        """Answered by HotRoutes in front of the framework; declared here for the OpenAPI."""
-        return await result_response(gateway, owner, prompt_id, query.wait)
-
-    @app.post(
-        "/v1/prompts/{prompt_id}/cancel",
-        response_model=PromptRecord,
-        responses=_errors(404, 409),
-        tags=["agent"],
-    )
-    async def cancel_prompt(
-        gateway: GatewayDep, prompt_id: str, owner: Agent, body: CancelRequest | None = None
-    ) -> dict:
-        return gateway.cancel(owner, prompt_id, body.reason if body else None).to_wire()
-
-    @app.post(
-        "/v1/runs/{run_id}/cancel", response_model=RunCancelled, responses=_errors(), tags=["agent"]
-    )
-    async def cancel_run(
-        gateway: GatewayDep, run_id: str, owner: Agent, body: CancelRequest | None = None
-    ) -> dict:
-        return {
-            "cancelled": gateway.cancel_run(owner, run_id, body.reason if body else "run-abort")
-        }
-
-    # ---- device ------------------------------------------------------------------------
-
-    @app.get("/v1/prompts", response_model=PromptList, responses=_errors(404), tags=["device"])
-    async def list_prompts(
-        gateway: GatewayDep,
-        _device: Device,
-        status: Literal["pending", "all"] = "pending",
-        session_key: Annotated[str | None, Query(alias="sessionKey", max_length=200)] = None,
-        limit: Annotated[int, Query(ge=1, le=limits.MAX_LIMIT)] = limits.DEFAULT_LIST_LIMIT,
-        before: Annotated[str | None, Query(max_length=64)] = None,
-    ) -> Response:
-        gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
-        records = gateway.store.list_json(
-            pending_only=status == "pending", session_key=session_key, limit=limit, before=before
-        )
-        if records is None:
-            raise ProtocolError(ErrorCode.NOT_FOUND, f"before: no prompt with id {before!r}")
-        body = (
-            f'{{"prompts":[{",".join(records)}],"cursor":"{gateway.store.last_seq}",'
-            f'"serverTime":"{gateway.server_time()}"}}'
-        )
-        return Response(body, media_type="application/json")
-
-    @app.get(
-        "/v1/prompts/{prompt_id}",
-        response_model=PromptRecord,
-        responses=_errors(404),
-        tags=["device"],
-    )
-    async def get_prompt(gateway: GatewayDep, prompt_id: str, _device: Device) -> dict:
-        return gateway.get(prompt_id).to_wire()
-
-    @app.get(
-        "/v1/prompts/{prompt_id}/text",
-        response_class=Response,  # 200 is text/plain (below); errors stay JSON
-        responses={
-            200: {
-                "content": {"text/plain": {"schema": {"type": "string"}}},
-                "description": "The prompt as readable text",
-            },
-            **_errors(404),
-        },
-        tags=["device"],
-    )
-    async def prompt_text(
-        gateway: GatewayDep, prompt_id: str, _device: Device
-    ) -> PlainTextResponse:
-        return PlainTextResponse(render_prompt_text(gateway.get(prompt_id).questions))
-
-    @app.get("/v1/events", response_model=EventsPage, responses=_errors(410), tags=["device"])
-    async def events(
-        gateway: GatewayDep,
-        device: Device,
-        request: Request,
-        query: Annotated[EventsQuery, Query()],
-    ) -> Response:
-        """Answered by HotRoutes in front of the framework; declared here for the OpenAPI."""
-        return await events_response(gateway, request.app.state.auth, device, query)
-
-    @app.post(
-        "/v1/prompts/{prompt_id}/answer",
-        response_model=PromptRecord,
-        responses=_errors(404, 409),
-        tags=["device"],
-    )
-    async def answer_prompt(
-        gateway: GatewayDep, prompt_id: str, body: AnswerRequest, _device: Device
-    ) -> Response:
-        return device_change_response(gateway, prompt_id, "answer", body)
-
-    @app.post(
-        "/v1/prompts/{prompt_id}/dismiss",
-        response_model=PromptRecord,
-        responses=_errors(404, 409),
-        tags=["device"],
-    )
-    async def dismiss_prompt(
-        gateway: GatewayDep, prompt_id: str, _device: Device, body: DismissRequest | None = None
-    ) -> Response:
-        return device_change_response(gateway, prompt_id, "dismiss", body)
-
-    @app.post(
-        "/v1/prompts/{prompt_id}/reply",
-        response_model=PromptRecord,
-        responses=_errors(404, 409),
-        tags=["device"],
-    )
-    async def reply_to_prompt(
-        gateway: GatewayDep, prompt_id: str, body: ReplyRequest, _device: Device
-    ) -> Response:
-        return device_change_response(gateway, prompt_id, "reply", body)
-
-    # ---- devices and pairing (admin; pairing itself needs only the code) --------------------
-
-    @app.post(
-        "/v1/pairings", status_code=201, response_model=Pairing, responses=_errors(), tags=["admin"]
-    )
-    async def create_pairing(
-        gateway: GatewayDep,
-        devices: Devices,
-        _admin: Admin,
-        request: Request,
-        body: PairingRequest | None = None,
-    ) -> dict:
-        """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
-        body = body or PairingRequest()
-        now = gateway.clock.now_ms()
-        code, expires_ms = devices.new_pairing(body.name, now)
-        url = body.gateway_url or config.public_url or _own_url(request)
-        return Pairing(
-            code=code, expires_at=to_datetime(expires_ms), link=pair_link(url, code)
-        ).to_wire()
-
-    @app.post(
-        "/v1/devices",
-        status_code=201,
-        response_model=PairedDevice,
-        responses={
-            413: {"model": ErrorBody, "description": _ERROR_STATUS_TEXT[413]},
-            422: {"model": ErrorBody, "description": _ERROR_STATUS_TEXT[422]},
-            403: {"model": ErrorBody, "description": "Unknown, used or expired code."},
-            429: {"model": ErrorBody, "description": "Too many wrong codes from this address."},
-        },
-        tags=["pairing"],
-    )
-    async def pair_device(
-        gateway: GatewayDep, devices: Devices, request: Request, body: PairDeviceRequest
-    ) -> dict:
-        """No token: the pairing code is the credential. The token is shown only here."""
-        address = request.client.host if request.client else "unknown"
-        device, token = devices.pair(body.code, body.name, address, gateway.clock.now_ms())
-        log.info("paired device %s (%s)", device.id, device.name)
-        return PairedDevice(device_id=device.id, token=token, name=device.name).to_wire()
-
-    @app.get("/v1/devices", response_model=DeviceList, responses=_errors(), tags=["admin"])
-    async def list_devices(devices: Devices, _admin: Admin) -> dict:
-        return DeviceList(
-            devices=[
-                DeviceInfo(
-                    device_id=d.id,
-                    name=d.name,
-                    created_at=to_datetime(d.created_ms),
-                    last_seen_at=to_datetime(d.last_seen_ms) if d.last_seen_ms else None,
-                )
-                for d in devices.devices()
-            ]
-        ).to_wire()
-
-    @app.delete("/v1/devices/{device_id}", status_code=204, responses=_errors(404), tags=["admin"])
-    async def revoke_device(
-        gateway: GatewayDep, devices: Devices, device_id: str, _admin: Admin
-    ) -> Response:
-        """The device's token gets 401 from now on; a long-poll it has parked ends with 401."""
-        if not devices.revoke(device_id):
-            raise ProtocolError(ErrorCode.NOT_FOUND, f"no device with id {device_id!r}")
-        gateway.waiters.device_revoked(device_id)
-        log.info("revoked device %s", device_id)
-        return Response(status_code=204)
-
-    app.add_middleware(BodyLimit)
-    app.add_middleware(WokenFirst)
-    return app
+def create_app(config: GatewayConfig, clock: Clock | None = None) -> GatewayApp:
+    return GatewayApp(config, clock)
 
 
 def _announcer(config: GatewayConfig) -> Announcer | None:
@@ -426,20 +396,26 @@ def _announcer(config: GatewayConfig) -> Announcer | None:
     return announcer
 
 
-def _own_url(request: Request) -> str:
-    """The address this request reached the gateway by, for a link made without one."""
-    host = request.headers.get("host") or f"{request.url.hostname}:{request.url.port}"
-    return f"{request.url.scheme}://{host}"
-
-
 async def _retain(gateway: Gateway, config: GatewayConfig) -> None:
-    """Hourly: drop terminal prompts after 30 days, events and keys after 24 h (configurable)."""
+    """Hourly: drop terminal prompts after 30 days, events and keys after 24 h (configurable),
+    a batch at a time with the loop free in between, then give the space back."""
+    store = gateway.store
     while True:
         now = gateway.clock.now_ms()
-        gone = gateway.store.prune(
-            prompts_before_ms=now - int(config.prompt_retention_days * 86_400_000),
-            events_before_ms=now - int(config.event_retention_hours * 3_600_000),
-        )
-        if any(gone):
-            log.info("retention: removed %d prompt(s), %d event(s)", *gone)
+        cutoffs = {
+            "prompts_before_ms": now - int(config.prompt_retention_days * 86_400_000),
+            "events_before_ms": now - int(config.event_retention_hours * 3_600_000),
+        }
+        removed = 0
+        try:
+            while (gone := store.prune_batch(**cutoffs)) >= PRUNE_BATCH:
+                removed += gone
+                await asyncio.sleep(0)
+            removed += gone
+            while removed and store.reclaim_some():
+                await asyncio.sleep(0)
+        except ProtocolError as exc:  # the store is busy or full: try again next time
+            log.warning("retention: %s", exc.message)
+        if removed:
+            log.info("retention: removed %d old row(s)", removed)
         await asyncio.sleep(3600)

@@ -98,6 +98,11 @@ def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:
         if not isinstance(value, list) or not all(isinstance(t, str) and t for t in value):
             raise ConfigError(f"{path}: {role!r} must be a list of token strings")
         roles[role] = tuple(value)
+    if not roles["agent"]:
+        raise ConfigError(
+            f"{path}: the 'agent' list is empty, so no agent could ask; add a token "
+            "(or delete the file to have a new one made)"
+        )
     return roles
 
 

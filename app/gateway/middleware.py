@@ -1,15 +1,16 @@
-"""The ASGI layers around the routes: request bodies under a limit, the request log, and
-changes that let the polls they woke answer first. No route logic here."""
+"""What every request goes through around its handler: the body under a limit, JSON decoded
+safely, the contract's error responses, and the request log. No route logic here."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import re
 import time
 from typing import Any
 
-from fastapi.responses import JSONResponse
+from starlette.responses import JSONResponse
 
 from app.protocol import (
     BODY_REQUIRED,
@@ -22,6 +23,9 @@ from app.protocol import (
 )
 
 log = logging.getLogger("ask_user.gateway")
+
+MAX_JSON_DEPTH = 16  # the deepest real body (an answer's values) is 3 levels
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def error_response(exc: ProtocolError) -> JSONResponse:
@@ -56,58 +60,74 @@ async def read_body(
             return b"".join(chunks)
 
 
-def decode_json_body(scope: dict, raw: bytes, code: str, required: bool = True) -> Any:
-    """The body's JSON value (None for an empty optional body), or a ProtocolError with `code`.
+def _bad_body(code: str, message: str, path: str = "") -> ProtocolError:
+    return ProtocolError(
+        code, f"{path}: {message}" if path else message, [FieldError(path, message)]
+    )
 
-    A body without a content type is read as JSON (so `curl -d` works); one declared as
-    something else is refused, as the framework's routes do.
+
+def decode_json_body(headers: Any, raw: bytes, code: str, required: bool = True) -> Any:
+    """The body's JSON object (None for an empty optional body), or a ProtocolError with `code`.
+
+    Whatever the bytes, the answer is a value or a 4xx: not JSON, not UTF-8, not an object,
+    nested too deep, integers past Python's digit limit, and lone surrogates written as `\\ud800`
+    escapes (text no store or screen can hold) are each refused with what is wrong. A body
+    without a content type is read as JSON (so `curl -d` works); one declared as something
+    else is refused.
     """
-    for name, value in scope.get("headers", ()):
+    for name, value in headers:
         if name == b"content-type":
             kind = value.decode("latin-1").split(";")[0].strip().lower()
             if kind != "application/json" and not kind.endswith("+json"):
-                raise ProtocolError(code, NOT_A_JSON_BODY, [FieldError("", NOT_A_JSON_BODY)])
+                raise _bad_body(code, NOT_A_JSON_BODY)
     if not raw.strip():
         if not required:
             return None
-        raise ProtocolError(code, BODY_REQUIRED, [FieldError("", BODY_REQUIRED)])
+        raise _bad_body(code, BODY_REQUIRED)
     try:
-        return json.loads(raw)
+        data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        message = json_error_message(exc.msg, exc.pos)
+        raise _bad_body(code, json_error_message(exc.msg, exc.pos)) from None
     except UnicodeDecodeError as exc:
-        message = json_error_message(f"not UTF-8 ({exc.reason})", exc.start)
-    raise ProtocolError(code, message, [FieldError("", message)])
+        raise _bad_body(code, json_error_message(f"not UTF-8 ({exc.reason})", exc.start)) from None
+    except RecursionError:
+        raise _bad_body(code, f"nested deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # an integer past the interpreter's digit limit
+        raise _bad_body(code, json_error_message(str(exc).split(";")[0], None)) from None
+    if not isinstance(data, dict):
+        raise _bad_body(code, f"must be an object ({{...}}), got {_json_kind(data)}")
+    if b"\\u" in raw or raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:
+        _check_tree(data, code)  # only escapes make surrogates; only that many brackets, depth
+    return data
 
 
-class BodyLimit:
-    """413 with the contract's error body for request bodies over the limit.
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return {list: "an array", str: "a string"}.get(type(value), "a number")
 
-    The body (at most 64 KiB) is read before the route runs, then handed on unchanged; later
-    receives (disconnects) pass straight through.
-    """
 
-    def __init__(self, app: Any, max_bytes: int = limits.MAX_BODY_BYTES) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-        try:
-            body = await read_body(scope, receive, self.max_bytes)
-        except ProtocolError as exc:
-            await error_response(exc)(scope, receive, send)
-            return
-        if body is None:
-            return  # the client went away
-        buffered: list[dict] = [{"type": "http.request", "body": body}]
-
-        async def replay() -> dict:
-            return buffered.pop() if buffered else await receive()
-
-        await self.app(scope, replay, send)
+def _check_tree(data: dict, code: str) -> None:
+    """Depth and lone surrogates, walked without recursion (the input chooses the depth)."""
+    stack: list[tuple[str, Any, int]] = [("", data, 1)]
+    while stack:
+        path, value, depth = stack.pop()
+        if isinstance(value, str):
+            if _LONE_SURROGATE.search(value):
+                raise _bad_body(code, "contains a lone surrogate (\\ud800-\\udfff): not text", path)
+            continue
+        if depth > MAX_JSON_DEPTH and isinstance(value, dict | list):
+            raise _bad_body(code, f"nested deeper than {MAX_JSON_DEPTH} levels", path)
+        if isinstance(value, dict):
+            for key, item in value.items():
+                sub = f"{path}.{key}" if path else key
+                if _LONE_SURROGATE.search(key):
+                    raise _bad_body(code, "a key holds a lone surrogate: not text", path)
+                stack.append((sub, item, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item, depth + 1) for i, item in enumerate(value))
 
 
 async def let_woken_polls_answer() -> None:
@@ -118,25 +138,6 @@ async def let_woken_polls_answer() -> None:
     answer) before the caller hears "done" (#8: delivery latency).
     """
     await asyncio.sleep(0)
-
-
-class WokenFirst:
-    """For the framework's change routes: their response waits for `let_woken_polls_answer`."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or scope["method"] in ("GET", "HEAD"):
-            await self.app(scope, receive, send)
-            return
-
-        async def send_after_woken(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                await let_woken_polls_answer()
-            await send(message)
-
-        await self.app(scope, receive, send_after_woken)
 
 
 class RequestLog:

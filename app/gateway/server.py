@@ -8,16 +8,15 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
-from fastapi import FastAPI
 
-from .api import create_app, served_app
+from .api import create_app
 from .clock import Clock
 from .config import GatewayConfig
+from .connections import GuardedHttpProtocol, connection_limit
 
 
 def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
@@ -29,7 +28,9 @@ def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
             timeout_keep_alive=75,  # longer than the longest wait, so polls reuse connections
             backlog=4096,
             lifespan="on",
-            proxy_headers=False,  # nothing here reads the client address; one layer less
+            proxy_headers=False,  # the pairing rate limit keys on the peer address itself
+            http=GuardedHttpProtocol,  # 431 past 32 KiB of headers; 10 s to send them
+            limit_concurrency=connection_limit(),  # past it: 503 and a warning, not silence
         )
     )
 
@@ -44,7 +45,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def serve(config: GatewayConfig, log_level: str = "info") -> None:
     """Serve in the foreground until interrupted."""
-    server = _server(served_app(create_app(config)), log_level)
+    server = _server(create_app(config).asgi, log_level)
     sock = _bind(config.host, config.port)
     # What start-up loaded (the framework, the models' schemas) lives as long as the process:
     # freezing it keeps the collector from walking it on every full collection (#8, tail
@@ -61,13 +62,10 @@ class EmbeddedGateway:
     config: GatewayConfig
     clock: Clock | None = None
     log_level: str = "warning"
-    # How the FastAPI app is served: always `served_app`, except in the test that checks the
-    # hot routes answer exactly as the framework's own routes do.
-    serve_with: Callable[[FastAPI], Any] = served_app
 
     def __post_init__(self) -> None:
         self.app = create_app(self.config, self.clock)
-        self._server = _server(self.serve_with(self.app), self.log_level)
+        self._server = _server(self.app.asgi, self.log_level)
         self._sock = _bind(self.config.host, self.config.port)
         self.port = self._sock.getsockname()[1]
         self._thread = threading.Thread(target=self._run, name="ask-user-gateway", daemon=True)

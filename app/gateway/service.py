@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,20 @@ def fingerprint(token: str) -> str:
 
 def _not_found(prompt_id: str) -> ProtocolError:
     return ProtocolError(ErrorCode.NOT_FOUND, f"no prompt with id {prompt_id!r}")
+
+
+def request_hash(action: str, request: dict[str, Any]) -> str:
+    """What a request asked for, so a key reused for a different request is told apart."""
+    text = json.dumps([action, request], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _conflict(what: str) -> ProtocolError:
+    return ProtocolError(
+        ErrorCode.IDEMPOTENCY_CONFLICT,
+        f"this {what} was already used for a different request; use a new one for a new "
+        "request (an identical retry gets the original response)",
+    )
 
 
 def _already_resolved(record: PromptRecord) -> ProtocolError:
@@ -77,8 +92,12 @@ class Gateway:
     def create(self, owner: str, request: CreatePromptRequest) -> tuple[PromptRecord, bool]:
         """A new pending prompt (True), or the one this agent already made with this requestId."""
         scope = f"create:{owner}:{request.request_id}" if request.request_id else None
+        asked = request_hash("create", request.to_wire()) if scope else ""
         if scope and (seen := self.store.remembered(scope)):
-            record, _ = self.store.get(seen["promptId"]) or (None, None)
+            body, seen_hash = seen
+            if seen_hash and seen_hash != asked:
+                raise _conflict("requestId")
+            record, _ = self.store.get(body["promptId"]) or (None, None)
             if record is not None:
                 return self._settled(record), False
         existing = self.store.pending_in_session(request.session_key, request.agent_id)
@@ -108,7 +127,7 @@ class Gateway:
             self.store.insert(record, owner, expires)
             self.store.append_event("prompt.created", record, now)
             if scope:
-                self.store.remember(scope, {"promptId": record.id}, now)
+                self.store.remember(scope, {"promptId": record.id}, asked, now)
         self.deadlines.add(expires, record.id)
         self.waiters.event_appended()
         if self.on_created is not None:
@@ -165,6 +184,9 @@ class Gateway:
             prompt_id,
             device_id,
             idempotency_key,
+            request_hash("answer", {"answers": answers, "deviceId": device_id})
+            if idempotency_key
+            else "",
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
@@ -176,6 +198,7 @@ class Gateway:
             prompt_id,
             device_id,
             idempotency_key,
+            request_hash("reply", {"text": text, "deviceId": device_id}) if idempotency_key else "",
             lambda record: parse_reply(record.questions, text),
         )
 
@@ -184,31 +207,35 @@ class Gateway:
         prompt_id: str,
         device_id: str | None,
         key: str | None,
+        asked: str,
         answers_for: Callable[[PromptRecord], dict[str, list[str]]],
     ) -> dict[str, Any]:
         return self._device_change(
             prompt_id,
             key,
+            asked,
             lambda record, scope: self._resolve(
                 record,
                 "answered",
                 ResolvedBy(kind="device", device_id=device_id),
                 answers=answers_for(record),
-                idempotency_scope=scope,
+                idempotency=(scope, asked),
             ),
         )
 
     def dismiss(
         self, prompt_id: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
+        asked = request_hash("dismiss", {"deviceId": device_id})
         return self._device_change(
             prompt_id,
             idempotency_key,
+            asked,
             lambda record, scope: self._resolve(
                 record,
                 "dismissed",
                 ResolvedBy(kind="device", device_id=device_id),
-                idempotency_scope=scope,
+                idempotency=(scope, asked),
             ),
         )
 
@@ -216,11 +243,15 @@ class Gateway:
         self,
         prompt_id: str,
         key: str | None,
+        asked: str,
         change: Callable[[PromptRecord, str | None], PromptRecord],
     ) -> dict[str, Any]:
         scope = f"device:{prompt_id}:{key}" if key else None
         if scope and (seen := self.store.remembered(scope)) is not None:
-            return seen
+            body, seen_hash = seen
+            if seen_hash and seen_hash != asked:
+                raise _conflict("idempotencyKey")
+            return body
         record = self.get(prompt_id)
         if not record.is_pending:
             raise _already_resolved(record)
@@ -249,7 +280,7 @@ class Gateway:
         status: str,
         resolved_by: ResolvedBy,
         answers: dict[str, list[str]] | None = None,
-        idempotency_scope: str | None = None,
+        idempotency: tuple[str | None, str] | None = None,
     ) -> PromptRecord:
         """Move a pending record to its terminal status, durably, with its event and key."""
         now = self.clock.now_ms()
@@ -263,10 +294,11 @@ class Gateway:
             }
         )
         with self.store.transaction():
-            self.store.update(resolved, now)
+            if not self.store.resolve(resolved, now):
+                raise _already_resolved(self.get(record.id))
             self.store.append_event("prompt.resolved", resolved, now)
-            if idempotency_scope:
-                self.store.remember(idempotency_scope, resolved.to_wire(), now)
+            if idempotency and idempotency[0]:
+                self.store.remember(idempotency[0], resolved.to_wire(), idempotency[1], now)
         self.waiters.event_appended()
         self.waiters.prompt_resolved(record.id)
         return resolved

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.protocol import PromptRecord
+from app.protocol import ErrorCode, PromptRecord, ProtocolError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -46,7 +46,8 @@ CREATE INDEX IF NOT EXISTS events_created ON events(created_ms);
 CREATE TABLE IF NOT EXISTS idempotency (
     scope TEXT PRIMARY KEY,
     body TEXT NOT NULL,
-    created_ms INTEGER NOT NULL
+    created_ms INTEGER NOT NULL,
+    request_hash TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency(created_ms);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,12 +55,38 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 
 
 def _private_file(path: Path) -> None:
-    """Every question and answer is in this file: 0600 in a 0700 folder it makes. SQLite gives
-    the -wal and -shm files the database file's mode."""
-    if not path.parent.exists():
-        path.parent.mkdir(parents=True, mode=0o700)
+    """Every question and answer is in this file: 0600, in a folder only its owner can enter
+    (made 0700, or narrowed to it when we own it). SQLite gives the -wal and -shm files the
+    database file's mode."""
+    folder = path.parent
+    if not folder.exists():
+        folder.mkdir(parents=True, mode=0o700)
+    elif (
+        hasattr(os, "getuid")
+        and folder.stat().st_uid == os.getuid()
+        and folder.stat().st_mode & 0o077
+    ):
+        os.chmod(folder, 0o700)
     os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     os.chmod(path, 0o600)
+
+
+WRITE_LOCK_WAIT_MS = 250
+WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024  # what a checkpoint truncates the WAL file back to
+PRUNE_BATCH = 2000
+RECLAIM_PAGES = 2000  # 8 MB of 4 KiB pages a step
+CONVERT_TO_INCREMENTAL_MAX_BYTES = 64 * 1024 * 1024
+
+
+class StoreUnavailable(ProtocolError):
+    """A write the store could not take (disk full, locked by another process, I/O error):
+    rolled back, so nothing changed; 503, and the caller may retry."""
+
+    def __init__(self, cause: sqlite3.Error) -> None:
+        super().__init__(
+            ErrorCode.UNAVAILABLE,
+            f"the gateway could not save this change ({cause}); nothing changed: retry later",
+        )
 
 
 @dataclass(frozen=True)
@@ -76,14 +103,44 @@ class PromptStore:
         self.path = Path(path)
         _private_file(self.path)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self._incremental = self._vacuum_incrementally()  # before WAL: that writes the header
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode survives a killed process; FULL also survives a power cut.
         self._db.execute(f"PRAGMA synchronous={synchronous}")
-        self._db.execute("PRAGMA busy_timeout=5000")
+        # Another process holding the write lock (a backup, the sqlite3 shell) makes a write wait
+        # this long on the event loop, then answer 503 `unavailable`, instead of freezing every
+        # request for seconds (#14).
+        self._db.execute(f"PRAGMA busy_timeout={WRITE_LOCK_WAIT_MS}")
+        self._db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
         self._db.executescript(SCHEMA)
+        self._migrate()
         self._last_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
         seq_row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
         self._last_seq = max(self._last_seq, seq_row[0] if seq_row else 0)
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
+        self._pruned_through = int(row[0]) if row else 0
+
+    def _vacuum_incrementally(self) -> bool:
+        """Freed pages can go back to the file system: set on a new file (it must come before
+        the first table); an older small file is converted once, a large one left as it is."""
+        mode = self._db.execute("PRAGMA auto_vacuum").fetchone()[0]
+        if mode == 2:
+            return True
+        tables = self._db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+        if tables and self.path.stat().st_size > CONVERT_TO_INCREMENTAL_MAX_BYTES:
+            return False
+        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+        if tables:
+            self._db.execute("VACUUM")
+        return self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+
+    def _migrate(self) -> None:
+        """Columns added since a file was made."""
+        columns = {r[1] for r in self._db.execute("PRAGMA table_info(idempotency)")}
+        if "request_hash" not in columns:
+            self._db.execute(
+                "ALTER TABLE idempotency ADD COLUMN request_hash TEXT NOT NULL DEFAULT ''"
+            )
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -95,13 +152,22 @@ class PromptStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        """All or nothing, in the file and in memory: when any statement or the COMMIT fails,
+        the last sequence goes back to what the file holds (a served cursor never runs ahead
+        of the store, #14), and a storage failure becomes `StoreUnavailable`."""
+        last_seq = self._last_seq
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._last_seq = last_seq
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(exc) from exc
 
     # ---- prompts ---------------------------------------------------------------------------
 
@@ -121,10 +187,16 @@ class PromptStore:
             ),
         )
 
-    def update(self, record: PromptRecord, resolved_ms: int | None) -> None:
-        self._db.execute(
-            "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? WHERE id = ?",
-            (record.status, resolved_ms, record.model_dump_json(by_alias=True), record.id),
+    def resolve(self, record: PromptRecord, resolved_ms: int) -> bool:
+        """Move a pending prompt to `record`'s terminal status; False if it was not pending
+        (the first change wins, whatever runs alongside)."""
+        return (
+            self._db.execute(
+                "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
+                "WHERE id = ? AND status = 'pending'",
+                (record.status, resolved_ms, record.model_dump_json(by_alias=True), record.id),
+            ).rowcount
+            == 1
         )
 
     def get(self, prompt_id: str) -> tuple[PromptRecord, str] | None:
@@ -216,41 +288,68 @@ class PromptStore:
     @property
     def pruned_through(self) -> int:
         """Events up to this seq may have been deleted: an older cursor has missed some."""
-        row = self._db.execute("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
-        return int(row[0]) if row else 0
+        return self._pruned_through
 
     # ---- idempotency -----------------------------------------------------------------------
 
-    def remembered(self, scope: str) -> dict | None:
-        row = self._db.execute("SELECT body FROM idempotency WHERE scope = ?", (scope,)).fetchone()
-        return json.loads(row[0]) if row else None
+    def remembered(self, scope: str) -> tuple[dict, str] | None:
+        """The response kept for a key, and the hash of the request that made it ('' for keys
+        kept before requests were hashed)."""
+        row = self._db.execute(
+            "SELECT body, request_hash FROM idempotency WHERE scope = ?", (scope,)
+        ).fetchone()
+        return (json.loads(row[0]), row[1]) if row else None
 
-    def remember(self, scope: str, body: dict, now_ms: int) -> None:
+    def remember(self, scope: str, body: dict, request_hash: str, now_ms: int) -> None:
         self._db.execute(
-            "INSERT OR REPLACE INTO idempotency (scope, body, created_ms) VALUES (?, ?, ?)",
-            (scope, json.dumps(body), now_ms),
+            "INSERT OR REPLACE INTO idempotency (scope, body, created_ms, request_hash) "
+            "VALUES (?, ?, ?, ?)",
+            (scope, json.dumps(body), now_ms, request_hash),
         )
 
     # ---- retention -------------------------------------------------------------------------
 
-    def prune(self, *, prompts_before_ms: int, events_before_ms: int) -> tuple[int, int]:
-        """Delete terminal prompts resolved before, and events/keys created before, the cutoffs."""
+    def prune_batch(
+        self, *, prompts_before_ms: int, events_before_ms: int, batch: int = PRUNE_BATCH
+    ) -> int:
+        """One short transaction removing up to `batch` each of terminal prompts resolved before,
+        and events and keys created before, the cutoffs; how many rows went. Call it until it
+        returns less than `batch`, letting other work in between (#14: 300k rows once blocked
+        start-up for seconds)."""
         with self.transaction():
-            gone_prompts = self._db.execute(
-                "DELETE FROM prompts WHERE status != 'pending' AND resolved_ms < ?",
-                (prompts_before_ms,),
+            gone = self._db.execute(
+                "DELETE FROM prompts WHERE n IN (SELECT n FROM prompts WHERE status != 'pending' "
+                "AND resolved_ms < ? LIMIT ?)",
+                (prompts_before_ms, batch),
             ).rowcount
             row = self._db.execute(
-                "SELECT MAX(seq) FROM events WHERE created_ms < ?", (events_before_ms,)
+                "SELECT MAX(seq), COUNT(*) FROM (SELECT seq FROM events WHERE created_ms < ? "
+                "ORDER BY seq LIMIT ?)",
+                (events_before_ms, batch),
             ).fetchone()
-            gone_events = 0
+            pruned_through = self._pruned_through
             if row[0] is not None:
-                gone_events = self._db.execute(
-                    "DELETE FROM events WHERE seq <= ?", (row[0],)
-                ).rowcount
+                gone_events = self._db.execute("DELETE FROM events WHERE seq <= ?", (row[0],))
+                gone += gone_events.rowcount
+                pruned_through = max(row[0], pruned_through)
                 self._db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('pruned_through', ?)",
-                    (str(max(row[0], self.pruned_through)),),
+                    (str(pruned_through),),
                 )
-            self._db.execute("DELETE FROM idempotency WHERE created_ms < ?", (events_before_ms,))
-        return gone_prompts, gone_events
+            gone_keys = self._db.execute(
+                "DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency "
+                "WHERE created_ms < ? LIMIT ?)",
+                (events_before_ms, batch),
+            ).rowcount
+        self._pruned_through = pruned_through
+        return gone + gone_keys
+
+    def reclaim_some(self, pages: int = RECLAIM_PAGES) -> bool:
+        """Give up to `pages` free pages back to the file system, then shrink the WAL; True while
+        free pages remain (so the caller can come back after letting other work run)."""
+        if self._incremental:
+            self._db.execute(f"PRAGMA incremental_vacuum({int(pages)})").fetchall()
+            if self._db.execute("PRAGMA freelist_count").fetchone()[0]:
+                return True
+        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        return False

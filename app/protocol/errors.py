@@ -23,6 +23,10 @@ class ErrorCode:
     PAYLOAD_TOO_LARGE = "payload_too_large"
     PAIRING_INVALID = "pairing_invalid"
     TOO_MANY_ATTEMPTS = "too_many_attempts"
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"  # a key reused with a different request
+    METHOD_NOT_ALLOWED = "method_not_allowed"
+    UNAVAILABLE = "unavailable"  # the store could not take a write (disk full, locked): retry
+    INTERNAL = "internal_error"
 
 
 HTTP_STATUS: dict[str, int] = {
@@ -40,6 +44,10 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.PAIRING_INVALID: 403,
     ErrorCode.TOO_MANY_ATTEMPTS: 429,
+    ErrorCode.IDEMPOTENCY_CONFLICT: 409,
+    ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.UNAVAILABLE: 503,
+    ErrorCode.INTERNAL: 500,
 }
 
 

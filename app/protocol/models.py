@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from . import limits
-from .text import cut, fold, is_authored_other
+from .text import cut, fold, is_authored_other, is_blank
 
 _ID_RE = re.compile(limits.QUESTION_ID_PATTERN)
 
@@ -59,7 +59,7 @@ def _count_between(value: Any, low: int, high: int, noun: str) -> Any:
 
 def _required_text(value: str, max_chars: int | None, what: str = "") -> str:
     value = value.strip()
-    if not value:
+    if is_blank(value):
         raise _invalid("must not be blank")
     if max_chars is not None and len(value) > max_chars:
         raise _invalid("at most {max} characters, got {got}", max=max_chars, got=len(value))
@@ -247,7 +247,7 @@ class CreatePromptRequest(AskUserRequest):
     @field_validator("session_key")
     @classmethod
     def _session_key(cls, value: str) -> str:
-        if not value.strip():
+        if is_blank(value):
             raise _invalid("must not be blank")
         if len(value) > limits.MAX_SESSION_KEY_CHARS:
             raise _invalid(
@@ -318,6 +318,25 @@ class EventsQuery(QueryModel):
         default=limits.DEFAULT_EVENTS_WAIT_SECONDS, ge=0, le=limits.MAX_WAIT_SECONDS
     )
     limit: int = Field(default=limits.DEFAULT_EVENTS_LIMIT, ge=1, le=limits.MAX_LIMIT)
+
+    @field_validator("after")
+    @classmethod
+    def _ascii_digits(cls, value: str | None) -> str | None:
+        """A cursor is ASCII digits: `str.isdigit()` would also take "²", "١" or "１"."""
+        if value and not (value.isascii() and value.isdigit()):
+            raise _invalid("must be a cursor returned by this gateway (ASCII digits)")
+        return value or None
+
+
+class ListQuery(QueryModel):
+    """`GET /v1/prompts?status=&sessionKey=&limit=&before=`."""
+
+    status: Literal["pending", "all"] = "pending"
+    session_key: str | None = Field(
+        default=None, alias="sessionKey", max_length=limits.MAX_SESSION_KEY_CHARS
+    )
+    limit: int = Field(default=limits.DEFAULT_LIST_LIMIT, ge=1, le=limits.MAX_LIMIT)
+    before: str | None = Field(default=None, max_length=64)
 
 
 class ResultQuery(QueryModel):

@@ -73,6 +73,12 @@ def cut(text: str, max_chars: int) -> str:
     return "".join(kept).rstrip().rstrip("".join(_JOINERS)).rstrip()
 
 
+def is_blank(text: str) -> bool:
+    """True when nothing in `text` shows: only spaces and invisible format characters (U+200B,
+    U+FEFF, U+2060, soft hyphens...), which read as empty on every screen."""
+    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+
+
 def fold(text: str) -> str:
     """The comparison key for labels: trimmed, case-folded, NFC-normalised."""
     return unicodedata.normalize("NFC", text.strip()).casefold()

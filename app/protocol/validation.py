@@ -36,23 +36,13 @@ BODY_REQUIRED = "a JSON body is required"
 NOT_A_JSON_BODY = "must be a JSON object, sent with Content-Type: application/json"
 
 
-def field_errors(exc: Any) -> list[FieldError]:
-    """Pydantic's (or FastAPI's) validation errors as `path: message` pairs a person can act on."""
+def field_errors(exc: ValidationError) -> list[FieldError]:
+    """Pydantic's validation errors as `path: message` pairs a person can act on."""
     out: list[FieldError] = []
     for err in exc.errors():
         loc = tuple(err.get("loc", ()))
-        if loc and loc[0] in ("body", "query", "path"):  # FastAPI names where the input was
-            loc = loc[1:]
         template = _MESSAGES.get(err["type"])
-        if err["type"] == "json_invalid":  # FastAPI puts the character offset in the path
-            offset = loc[0] if loc and isinstance(loc[0], int) else None
-            message = json_error_message(err.get("ctx", {}).get("error", err["msg"]), offset)
-            loc = ()
-        elif err["type"] == "missing" and not loc:
-            message = BODY_REQUIRED
-        elif isinstance(err.get("input"), bytes):
-            message = NOT_A_JSON_BODY
-        elif template is not None:
+        if template is not None:
             message = template.format(**_plain(err.get("ctx") or {}))
         else:
             message = err["msg"]
@@ -85,7 +75,7 @@ def parse_model(model: type[M], data: Any, code: str = ErrorCode.INVALID_REQUEST
 
 
 def protocol_error_from(exc: ValidationError, code: str) -> ProtocolError:
-    """One ProtocolError naming every field (also for FastAPI's RequestValidationError)."""
+    """One ProtocolError naming every field."""
     errors = field_errors(exc)
     return ProtocolError(code, _summary(errors), errors)
 

@@ -43,7 +43,11 @@ def test_a_tokens_file_from_before_the_admin_role_gets_one(tmp_path):
 
 @pytest.mark.parametrize(
     "content, problem",
-    [("{not json", "not readable JSON"), ('{"agent": "abc"}', "'agent' must be a list")],
+    [
+        ("{not json", "not readable JSON"),
+        ('{"agent": "abc"}', "'agent' must be a list"),
+        ('{"agent": [], "device": ["device-token-0123456789"]}', "'agent' list is empty"),
+    ],
 )
 def test_a_broken_tokens_file_is_named_not_a_traceback(tmp_path, content, problem):
     (tmp_path / "tokens.json").write_text(content)
@@ -60,3 +64,20 @@ def test_a_broken_tokens_file_is_named_not_a_traceback(tmp_path, content, proble
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert f"error: {tmp_path / 'tokens.json'}" in done.stderr and problem in done.stderr
+
+
+def test_an_existing_open_data_folder_is_narrowed_to_its_owner(tmp_path):
+    """Every question and answer is in the store: a 0755 data folder becomes 0700, the
+    database 0600, also when the folder was there before the gateway."""
+    from app.gateway.store import PromptStore
+
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o755)
+    os.chmod(folder, 0o755)
+    store = PromptStore(folder / "gateway.sqlite3")
+    try:
+        assert stat.S_IMODE(os.stat(folder).st_mode) == 0o700
+        for path in folder.glob("gateway.sqlite3*"):
+            assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path
+    finally:
+        store.close()

@@ -1,0 +1,149 @@
+"""The OpenAPI 3.1 document, generated from the route table and the contract's models.
+
+Nothing here is written by hand per endpoint: paths, parameters, bodies, responses and error
+statuses all come from each `Endpoint`, so the document cannot drift from what is served.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from app.protocol import ErrorBody
+
+from .routing import Endpoint
+
+_REF = "#/components/schemas/{model}"
+
+_STATUS_TEXT = {
+    200: "OK",
+    201: "Created",
+    204: "Done; no body",
+    401: "Missing or unknown token (`unauthorized`).",
+    403: "A token of the wrong role (`forbidden`), not the main session, or an unknown, used "
+    "or expired pairing code (`pairing_invalid`).",
+    404: "No such prompt or device (`not_found`).",
+    409: "No longer pending (`already_resolved`, with the record), `pending_exists`, or a key "
+    "reused with a different request (`idempotency_conflict`).",
+    410: "The cursor is older than the events kept (`cursor_expired`): re-sync.",
+    413: "The request body is over 64 KiB (`payload_too_large`).",
+    422: "Invalid input, with `fields` naming each problem.",
+    429: "Too many wrong pairing codes from this address (`too_many_attempts`).",
+    503: "The store could not take the write (`unavailable`): nothing changed; retry.",
+}
+
+
+def _models(endpoints: tuple[Endpoint, ...]) -> list[tuple[type[BaseModel], str]]:
+    keyed: dict[tuple[type[BaseModel], str], None] = {(ErrorBody, "serialization"): None}
+    for endpoint in endpoints:
+        if endpoint.body is not None:
+            keyed[(endpoint.body, "validation")] = None
+        responses = (
+            endpoint.response if isinstance(endpoint.response, tuple) else (endpoint.response,)
+        )
+        for model in responses:
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                keyed[(model, "serialization")] = None
+    return list(keyed)
+
+
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    """A query parameter is a string or absent: `X | None` is described as X."""
+    options = [s for s in schema.get("anyOf", ()) if s.get("type") != "null"]
+    if len(options) == 1:
+        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+        return {**options[0], **rest}
+    return schema
+
+
+def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
+    params = [
+        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        for name in endpoint.pattern.groupindex
+    ]
+    if endpoint.query is not None:
+        schema = endpoint.query.model_json_schema(ref_template=_REF)
+        required = set(schema.get("required", ()))
+        for name, prop in schema.get("properties", {}).items():
+            prop = _not_null(prop)
+            prop.pop("title", None)
+            params.append(
+                {"name": name, "in": "query", "required": name in required, "schema": prop}
+            )
+    return params
+
+
+def _error_statuses(endpoint: Endpoint) -> list[int]:
+    statuses = set(endpoint.errors)
+    if endpoint.role is not None:
+        statuses |= {401, 403}
+    if endpoint.body is not None or endpoint.query is not None:
+        statuses.add(422)
+    if endpoint.changes:
+        statuses |= {413, 503}
+    return sorted(statuses)
+
+
+def _operation(endpoint: Endpoint, refs: dict[tuple[type[BaseModel], str], Any]) -> dict:
+    success: dict[str, Any] = {"description": _STATUS_TEXT[endpoint.status]}
+    if endpoint.response == "text":
+        success["content"] = {"text/plain": {"schema": {"type": "string"}}}
+    elif isinstance(endpoint.response, tuple):
+        one_of = [refs[(m, "serialization")] for m in endpoint.response]
+        success["content"] = {"application/json": {"schema": {"oneOf": one_of}}}
+    elif endpoint.response is not None:
+        schema = refs[(endpoint.response, "serialization")]
+        success["content"] = {"application/json": {"schema": schema}}
+    responses: dict[str, Any] = {str(endpoint.status): success}
+    if endpoint.path == "/v1/prompts" and endpoint.method == "POST":
+        responses["200"] = {"description": "Idempotent replay", **{"content": success["content"]}}
+    error = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
+    for status in _error_statuses(endpoint):
+        responses[str(status)] = {"description": _STATUS_TEXT[status], "content": error}
+    operation: dict[str, Any] = {
+        "tags": [endpoint.tag],
+        "summary": endpoint.summary,
+        "description": (endpoint.handler.__doc__ or "").strip(),
+        "operationId": endpoint.handler.__name__,
+        "parameters": _parameters(endpoint),
+        "responses": dict(sorted(responses.items())),
+    }
+    if endpoint.body is not None:
+        operation["requestBody"] = {
+            "required": endpoint.body_required,
+            "content": {"application/json": {"schema": refs[(endpoint.body, "validation")]}},
+        }
+    if endpoint.role is not None:
+        operation["security"] = [{"bearer": []}]
+    return operation
+
+
+def openapi_document(
+    endpoints: tuple[Endpoint, ...], *, title: str, version: str, description: str
+) -> bytes:
+    """The document as JSON bytes, built once at start-up and served as they are."""
+    refs, definitions = models_json_schema(_models(endpoints), ref_template=_REF)
+    paths: dict[str, dict[str, Any]] = {}
+    for endpoint in endpoints:
+        if endpoint.in_schema:
+            operation = _operation(endpoint, refs)
+            paths.setdefault(endpoint.path, {})[endpoint.method.lower()] = operation
+    document = {
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version, "description": description},
+        "paths": paths,
+        "components": {
+            "schemas": definitions.get("$defs", {}),
+            "securitySchemes": {
+                "bearer": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "An agent, device or admin token.",
+                }
+            },
+        },
+    }
+    return json.dumps(document, indent=1).encode()

@@ -1,0 +1,221 @@
+"""One table of endpoints, one way through it: size limit → auth → decode → validate → handler.
+
+Each `Endpoint` names its method, path, role, body and query models, the statuses it may answer
+and its handler, once. `Router` serves requests from the table; `openapi.py` describes it. No
+framework in between: a parked long-poll holds only this module's frames and its waiter (#8).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel
+from starlette.responses import JSONResponse, Response
+
+from app.protocol import ErrorCode, ProtocolError, parse_model
+
+from .auth import Authenticator, Caller, Role
+from .middleware import decode_json_body, error_response, let_woken_polls_answer, read_body
+from .service import Gateway, fingerprint
+
+log = logging.getLogger("ask_user.gateway")
+
+
+@dataclass(slots=True)
+class Call:
+    """What a handler gets: the validated inputs and who asked. Only the handler holds it, so
+    one that parks (a long-poll) can let it go and hold just what it waits with (#8)."""
+
+    state: Any  # the app's: config, auth, gateway, schema
+    scope: dict
+    caller: Caller | None
+    params: dict[str, str]
+    body: Any = None  # the body model, or None when an optional body was left out
+    query: Any = None  # the query model
+
+    @property
+    def gateway(self) -> Gateway:
+        return self.state.gateway
+
+    @property
+    def auth(self) -> Authenticator:
+        return self.state.auth
+
+    @property
+    def owner(self) -> str:
+        """Prompts belong to the agent token that made them (its fingerprint)."""
+        assert self.caller is not None
+        return fingerprint(self.caller.token)
+
+    @property
+    def client_address(self) -> str:
+        client = self.scope.get("client")
+        return client[0] if client else "unknown"
+
+    @property
+    def own_url(self) -> str:
+        """The address this request reached the gateway by."""
+        host = _header(self.scope, b"host")
+        if host is None:
+            server = self.scope.get("server") or ("127.0.0.1", 80)
+            host = f"{server[0]}:{server[1]}"
+        return f"{self.scope.get('scheme', 'http')}://{host}"
+
+
+Handler = Callable[[Call], Awaitable[Response | dict]]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One endpoint of PROTOCOL.md, declared once."""
+
+    method: str
+    path: str  # with {name} parameters
+    handler: Handler
+    role: Role | None  # None: no token (health, pairing with a code)
+    summary: str
+    tag: str
+    status: int = 200
+    response: Any = None  # a model, a tuple of models (one of), "text" or None (no body)
+    errors: tuple[int, ...] = ()  # besides 401/403/413/422, which every endpoint may answer
+    body: type[BaseModel] | None = None
+    body_required: bool = True
+    invalid_code: str = ErrorCode.INVALID_REQUEST  # what a bad body or query is called
+    query: type[BaseModel] | None = None
+    in_schema: bool = True
+    pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path)
+        object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
+
+    @property
+    def changes(self) -> bool:
+        return self.method not in ("GET", "HEAD")
+
+
+class Router:
+    """The ASGI app over the table: finds the endpoint, runs the one wrapper, answers errors in
+    the contract's JSON shape (404/405 included, and 500 should a handler fail)."""
+
+    def __init__(
+        self,
+        endpoints: tuple[Endpoint, ...],
+        state: Any,
+        lifespan: Callable[[Any, Any], Awaitable[None]] | None = None,
+    ) -> None:
+        self.endpoints = endpoints
+        self.state = state  # .gateway and .auth, set at start-up
+        self.lifespan = lifespan
+        self._static: dict[str, dict[str, Endpoint]] = {}
+        # Paths with parameters, by (segment count, last segment): one or two regexes to try.
+        self._dynamic: dict[tuple[int, str], list[tuple[re.Pattern[str], dict]]] = {}
+        by_path: dict[str, dict[str, Endpoint]] = {}
+        for endpoint in endpoints:
+            by_path.setdefault(endpoint.path, {})[endpoint.method] = endpoint
+        for path, methods in by_path.items():
+            if "{" in path:
+                pattern = methods[next(iter(methods))].pattern
+                self._dynamic.setdefault(_shape(path), []).append((pattern, methods))
+            else:
+                self._static[path] = methods
+
+    def match(self, method: str, path: str) -> tuple[Endpoint, dict[str, str]]:
+        methods, params = self._static.get(path), {}
+        if methods is None:
+            shape = _shape(path)
+            candidates = self._dynamic.get(shape, []) + self._dynamic.get((shape[0], "{}"), [])
+            for pattern, found_methods in candidates:
+                if found := pattern.match(path):
+                    methods, params = found_methods, found.groupdict()
+                    break
+        if methods is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no such route; see /openapi.json")
+        endpoint = methods.get("GET" if method == "HEAD" else method)
+        if endpoint is None:
+            raise ProtocolError(
+                ErrorCode.METHOD_NOT_ALLOWED,
+                f"{path} takes {', '.join(sorted(methods))}, not {method}; see /openapi.json",
+            )
+        return endpoint, params
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan" and self.lifespan is not None:
+                await self.lifespan(receive, send)
+            return
+        try:
+            endpoint, params = self.match(scope["method"], scope["path"])
+            response = await self._respond(endpoint, params, scope, receive)
+        except _ClientGone:
+            return
+        except ProtocolError as exc:
+            response = error_response(exc)
+        except Exception:
+            log.exception("%s %s failed", scope["method"], scope["path"])
+            response = error_response(
+                ProtocolError(ErrorCode.INTERNAL, "the gateway failed; it is logged")
+            )
+        if response is not None:
+            await response(scope, receive, send)
+
+    async def _respond(
+        self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
+    ) -> Response:
+        # The call goes straight into the handler, never into a local here (see Call).
+        result = await endpoint.handler(await self._prepare(endpoint, params, scope, receive))
+        if endpoint.changes:
+            await let_woken_polls_answer()
+        if isinstance(result, Response):
+            return result
+        return JSONResponse(result, status_code=endpoint.status)
+
+    async def _prepare(
+        self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
+    ) -> Call:
+        """Size limit → auth → decode → validate, each failing with the contract's error."""
+        raw = b""
+        if endpoint.changes:
+            raw = await read_body(scope, receive)  # 413 before 401, on every route
+            if raw is None:
+                raise _ClientGone
+        caller = None
+        if endpoint.role is not None:
+            authorization = _header(scope, b"authorization")
+            caller = self.state.auth.require(authorization, endpoint.role)
+        call = Call(self.state, scope, caller, params)
+        if endpoint.query is not None:
+            call.query = parse_model(endpoint.query, _query(scope), endpoint.invalid_code)
+        if endpoint.body is not None:
+            data = decode_json_body(
+                scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required
+            )
+            if data is not None:
+                call.body = parse_model(endpoint.body, data, endpoint.invalid_code)
+        return call
+
+
+class _ClientGone(Exception):
+    """The client went away before its body arrived: nothing to answer."""
+
+
+def _shape(path: str) -> tuple[int, str]:
+    """How many segments a path has, and its last one ("{}" for a parameter)."""
+    last = path.rsplit("/", 1)[-1]
+    return path.count("/"), "{}" if last.startswith("{") else last
+
+
+def _header(scope: dict, name: bytes) -> str | None:
+    for key, value in scope.get("headers") or ():
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _query(scope: dict) -> dict[str, str]:
+    return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))

@@ -1,0 +1,69 @@
+"""The store gives space back and prunes in short batches (#14, 5)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+
+from app.gateway.clock import to_datetime
+from app.gateway.store import PRUNE_BATCH, PromptStore
+from app.protocol import PromptRecord, validate_prompt
+from tests.support import prompt_body
+
+
+def _fill(store: PromptStore, count: int, at_ms: int) -> None:
+    request = validate_prompt(prompt_body("fill"))
+    with store.transaction():
+        for i in range(count):
+            record = PromptRecord(
+                id=f"pr_{i:08d}",
+                session_key=f"s{i}",
+                questions=request.questions,
+                status="answered",
+                created_at=to_datetime(at_ms),
+                expires_at=to_datetime(at_ms + 60_000),
+                resolved_at=to_datetime(at_ms),
+                answers={"deploy_target": ["Production"]},
+            )
+            store.insert(record, "owner", at_ms + 60_000)
+            store.append_event("prompt.resolved", record, at_ms)
+            store.remember(f"device:{record.id}:k", {"id": record.id}, "", at_ms)
+
+
+def test_pruning_goes_in_batches_and_the_file_shrinks(tmp_path):
+    store = PromptStore(tmp_path / "gateway.sqlite3")
+    count = PRUNE_BATCH * 2 + 500
+    _fill(store, count, at_ms=1_000)
+    store.connection.execute("UPDATE prompts SET resolved_ms = 1000")
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    full_pages = store.connection.execute("PRAGMA page_count").fetchone()[0]
+    cutoffs = {"prompts_before_ms": 2_000, "events_before_ms": 2_000}
+    batches = []
+    while (gone := store.prune_batch(**cutoffs)) >= PRUNE_BATCH:
+        batches.append(gone)
+    batches.append(gone)
+    assert len(batches) == 3  # each batch a short transaction of at most PRUNE_BATCH per table
+    assert all(b <= 3 * PRUNE_BATCH for b in batches)
+    assert sum(batches) == 3 * count  # prompts, events and keys
+    assert store.pruned_through == count
+    while store.reclaim_some(pages=500):
+        pass
+    db = store.connection
+    assert db.execute("PRAGMA freelist_count").fetchone()[0] == 0
+    assert db.execute("PRAGMA page_count").fetchone()[0] < full_pages / 4
+    assert os.path.getsize(tmp_path / "gateway.sqlite3-wal") == 0  # checkpointed and truncated
+    store.close()
+    reopened = PromptStore(tmp_path / "gateway.sqlite3")
+    assert reopened.pruned_through == count
+    reopened.close()
+
+
+def test_an_older_small_file_is_converted_to_give_space_back(tmp_path):
+    path = tmp_path / "gateway.sqlite3"
+    old = sqlite3.connect(path)
+    old.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    old.commit()
+    old.close()
+    store = PromptStore(path)
+    assert store.connection.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental
+    store.close()
