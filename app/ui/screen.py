@@ -129,12 +129,15 @@ class Screen:
         state.history = history
         state.sessions = core.store.sessions()
         state.connection = core.connection
-        if arrived and state.loaded:
-            state.scroll_to_top += 1
-            self.on_arrival(new)
-        state.loaded = True
+        was_loaded, state.loaded = state.loaded, True
         self.clock.now_ms = core.clock.now_ms()
         self._show_linked(open_ids, {i.id for i in history})
+        if arrived and was_loaded:
+            # A new question comes into view on top, unless the person opened a link to a
+            # card that still waits: that card stays in front of them (the title counts).
+            if state.linked not in open_ids:
+                state.scroll_to_top += 1
+            self.on_arrival(new)
 
     def _show_linked(self, open_ids: set[str], history_ids: set[str]) -> None:
         """A prompt link waits until its prompt is here; then that card is chosen and shown.

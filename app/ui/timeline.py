@@ -34,6 +34,9 @@ def EmptyTimeline(strings: Strings) -> ft.Control:
     )
 
 
+LINK_SCROLL_DELAYS = (0.3, 1.0)  # seconds before each scroll to a linked card
+
+
 @ft.component
 def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     scroller = ft.use_memo(ft.Ref, [])
@@ -46,9 +49,13 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
         if scroller.current is None or not state.linked or not state.linked_request:
             return
         # The card may have arrived in this very update; the client finds a key only once it
-        # has built the card, so give it a frame or two first.
-        await asyncio.sleep(0.3)
-        await scroller.current.scroll_to(scroll_key=scroll_key(state.linked), duration=250)
+        # has built the card, so give it a frame or two first, and again later for a slow
+        # client (a busy phone) whose layout was not done the first time.
+        for delay in LINK_SCROLL_DELAYS:
+            await asyncio.sleep(delay)
+            if scroller.current is None or not state.linked:
+                return
+            await scroller.current.scroll_to(scroll_key=scroll_key(state.linked), duration=250)
 
     # A question that arrives is put on top; bring the top into view.
     ft.use_effect(show_top, [state.scroll_to_top])

@@ -306,3 +306,16 @@ def test_a_route_that_is_no_link_changes_nothing(screen):
     assert not screen.open_link("/")
     assert not screen.open_link(None)
     assert screen.state.dialog is None and screen.state.awaiting_link is None
+
+
+def test_a_card_opened_by_a_link_stays_in_front_when_others_arrive(screen):
+    arrivals = []
+    screen.on_arrival = arrivals.append
+    add(screen, record("pr_a", 1))
+    assert screen.open_link("askuser://prompt/pr_a")
+    before = screen.state.scroll_to_top
+    add(screen, record("pr_b", 2))  # a new question, while the linked card still waits
+    assert screen.state.scroll_to_top == before  # no jump away from the card the person opened
+    assert [i.id for i in arrivals[-1]] == ["pr_b"]  # but it is still announced
+    add(screen, record("pr_a", 1, status="answered"), record("pr_c", 3))
+    assert screen.state.scroll_to_top == before + 1  # the linked card is done: back to normal
