@@ -46,6 +46,7 @@ from app.protocol import (
 from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
+from .connections import RELEASE_PARKED
 from .devices import DeviceRegistry
 from .middleware import RequestLog
 from .notify import Announcer
@@ -143,18 +144,15 @@ async def events(call: Call) -> Response:
     at once when the device is revoked meanwhile."""
     gateway, auth, caller, query = call.gateway, call.auth, call.caller, call.query
     del call  # thousands of these wait at once: each holds only what it needs (#8)
-    cursor = _cursor(query.after, gateway)
-    limit = query.limit
+    cursor, limit = _cursor(query.after, gateway), query.limit
     if gateway.store.last_seq <= cursor:
         wait = query.wait
         del query
-        await gateway.waiters.next_event(wait, caller.device_id)
+        page = await gateway.feed.next_page(cursor, limit, wait, caller.device_id)
         auth.still_valid(caller)
-    found = gateway.store.events_after(cursor, limit)
-    items = ",".join(f'{{"seq":{e.seq},"type":"{e.type}","prompt":{e.record_json}}}' for e in found)
-    next_cursor = found[-1].seq if found else cursor
-    body = f'{{"events":[{items}],"cursor":"{next_cursor}","serverTime":"{gateway.server_time()}"}}'
-    return Response(body, media_type="application/json")
+        if page is not None:
+            return page  # shared with every poll parked at this cursor
+    return gateway.feed.page(cursor, limit)
 
 
 def _cursor(value: str | None, gateway: Gateway) -> int:
@@ -235,7 +233,7 @@ async def revoke_device(call: Call) -> Response:
     device_id = call.params["device_id"]
     if not call.auth.devices.revoke(device_id):
         raise ProtocolError(ErrorCode.NOT_FOUND, f"no device with id {device_id!r}")
-    call.gateway.waiters.device_revoked(device_id)
+    call.gateway.feed.device_revoked(device_id)
     log.info("revoked device %s", device_id)
     return Response(status_code=204)
 
@@ -340,12 +338,13 @@ class GatewayApp:
         self.asgi = RequestLog(self.router)  # what uvicorn runs
         self._stop: list[Any] = []
 
-    async def _lifespan(self, receive: Any, send: Any) -> None:
+    async def _lifespan(self, scope: dict, receive: Any, send: Any) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
                     self._start()
+                    scope.get("state", {})[RELEASE_PARKED] = self._release_parked
                 except Exception as exc:
                     log.exception("the gateway could not start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -373,6 +372,12 @@ class GatewayApp:
             self._stop.append(announcer.close)
         retention = asyncio.get_running_loop().create_task(_retain(gateway, config))
         self._stop += [retention.cancel, gateway.stop, store.close]
+
+    def _release_parked(self) -> None:
+        gateway = self.state.gateway
+        if gateway is not None:
+            gateway.feed.release_all()
+            gateway.waiters.release_all()
 
     def _shut(self) -> None:
         for stop in self._stop:

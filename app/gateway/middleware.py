@@ -147,7 +147,7 @@ class RequestLog:
         self.app = app
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
@@ -162,11 +162,10 @@ class RequestLog:
         try:
             await self.app(scope, receive, send_and_note)
         finally:
-            if log.isEnabledFor(logging.INFO):
-                log.info(
-                    "%s %s %d %.1fms",
-                    scope["method"],
-                    scope["path"],
-                    status,
-                    (time.perf_counter() - started) * 1000,
-                )
+            log.info(
+                "%s %s %d %.1fms",
+                scope["method"],
+                scope["path"],
+                status,
+                (time.perf_counter() - started) * 1000,
+            )

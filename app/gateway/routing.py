@@ -25,6 +25,8 @@ from .service import Gateway, fingerprint
 
 log = logging.getLogger("ask_user.gateway")
 
+_QUERY_CACHE_SIZE = 512
+
 
 @dataclass(slots=True)
 class Call:
@@ -107,11 +109,13 @@ class Router:
         self,
         endpoints: tuple[Endpoint, ...],
         state: Any,
-        lifespan: Callable[[Any, Any], Awaitable[None]] | None = None,
+        lifespan: Callable[[dict, Any, Any], Awaitable[None]] | None = None,
     ) -> None:
         self.endpoints = endpoints
         self.state = state  # .gateway and .auth, set at start-up
         self.lifespan = lifespan
+        # Parsed query strings, reused: every device parked at the head sends the same one.
+        self._queries: dict[tuple[type, bytes], Any] = {}
         self._static: dict[str, dict[str, Endpoint]] = {}
         # Paths with parameters, by (segment count, last segment): one or two regexes to try.
         self._dynamic: dict[tuple[int, str], list[tuple[re.Pattern[str], dict]]] = {}
@@ -147,7 +151,7 @@ class Router:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan" and self.lifespan is not None:
-                await self.lifespan(receive, send)
+                await self.lifespan(scope, receive, send)
             return
         try:
             endpoint, params = self.match(scope["method"], scope["path"])
@@ -190,7 +194,13 @@ class Router:
             caller = self.state.auth.require(authorization, endpoint.role)
         call = Call(self.state, scope, caller, params)
         if endpoint.query is not None:
-            call.query = parse_model(endpoint.query, _query(scope), endpoint.invalid_code)
+            key = (endpoint.query, scope.get("query_string", b""))
+            if (query := self._queries.get(key)) is None:
+                query = parse_model(endpoint.query, _query(scope), endpoint.invalid_code)
+                if len(self._queries) >= _QUERY_CACHE_SIZE:
+                    self._queries.clear()
+                self._queries[key] = query
+            call.query = query
         if endpoint.body is not None:
             data = decode_json_body(
                 scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required

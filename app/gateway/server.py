@@ -18,6 +18,8 @@ from .clock import Clock
 from .config import GatewayConfig
 from .connections import GuardedHttpProtocol, connection_limit
 
+SHUTDOWN_GRACE_SECONDS = 2
+
 
 def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
     return uvicorn.Server(
@@ -26,6 +28,9 @@ def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
             log_level=log_level,
             access_log=False,  # RequestLog writes one line per request, never a header
             timeout_keep_alive=75,  # longer than the longest wait, so polls reuse connections
+            # On SIGTERM parked long-polls are not waited for (they could take 60 s): after this
+            # they are cut and devices reconnect to whatever serves next (#16).
+            timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS,
             backlog=4096,
             lifespan="on",
             proxy_headers=False,  # the pairing rate limit keys on the peer address itself

@@ -27,6 +27,7 @@ from app.protocol import (
 
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
+from .feed import EventFeed
 from .ids import new_prompt_id
 from .store import PromptStore
 from .waiters import Waiters
@@ -69,7 +70,8 @@ class Gateway:
     def __init__(self, store: PromptStore, clock: Clock | None = None) -> None:
         self.store = store
         self.clock = clock or Clock()
-        self.waiters = Waiters()
+        self.waiters = Waiters()  # agents' result waits
+        self.feed = EventFeed(store, self.server_time)  # devices' long-polls
         self.deadlines = DeadlineTimer(self.clock, self.expire_due)
         self.on_created: Callable[[PromptRecord], None] | None = None
 
@@ -125,11 +127,11 @@ class Gateway:
         )
         with self.store.transaction():
             self.store.insert(record, owner, expires)
-            self.store.append_event("prompt.created", record, now)
+            event = self.store.append_event("prompt.created", record, now)
             if scope:
                 self.store.remember(scope, {"promptId": record.id}, asked, now)
         self.deadlines.add(expires, record.id)
-        self.waiters.event_appended()
+        self.feed.committed(event)
         if self.on_created is not None:
             self.on_created(record)  # must not block: the announcer only queues it
         return record, True
@@ -296,9 +298,10 @@ class Gateway:
         with self.store.transaction():
             if not self.store.resolve(resolved, now):
                 raise _already_resolved(self.get(record.id))
-            self.store.append_event("prompt.resolved", resolved, now)
+            event = self.store.append_event("prompt.resolved", resolved, now)
             if idempotency and idempotency[0]:
                 self.store.remember(idempotency[0], resolved.to_wire(), idempotency[1], now)
-        self.waiters.event_appended()
+        # The agent first: it waits for this one prompt, while devices may be thousands (#16).
         self.waiters.prompt_resolved(record.id)
+        self.feed.committed(event)
         return resolved

@@ -270,13 +270,15 @@ class PromptStore:
     def last_seq(self) -> int:
         return self._last_seq
 
-    def append_event(self, type_: str, record: PromptRecord, now_ms: int) -> int:
+    def append_event(self, type_: str, record: PromptRecord, now_ms: int) -> StoredEvent:
+        """The event as stored: hand it to the feed once its transaction has committed."""
+        record_json = record.model_dump_json(by_alias=True)
         cur = self._db.execute(
             "INSERT INTO events (type, prompt_id, created_ms, record) VALUES (?, ?, ?, ?)",
-            (type_, record.id, now_ms, record.model_dump_json(by_alias=True)),
+            (type_, record.id, now_ms, record_json),
         )
         self._last_seq = cur.lastrowid or self._last_seq
-        return self._last_seq
+        return StoredEvent(self._last_seq, type_, record_json)
 
     def events_after(self, seq: int, limit: int) -> list[StoredEvent]:
         rows = self._db.execute(

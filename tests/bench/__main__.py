@@ -1,16 +1,18 @@
-"""`python -m tests.bench [latency|capacity|throughput|device]` (all when no name is given)."""
+"""`python -m tests.bench [latency|capacity|throughput|fanout|device]` (all when no name is
+given)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 
-from . import device_bench, gateway_bench
+from . import device_bench, fanout_bench, gateway_bench
 
 BENCHMARKS = {
     "latency": lambda: asyncio.run(gateway_bench.latency()),
     "capacity": lambda: asyncio.run(gateway_bench.capacity()),
     "throughput": lambda: asyncio.run(gateway_bench.throughput()),
+    "fanout": lambda: asyncio.run(fanout_bench.fanout()),
     "device": device_bench.timeline,
 }
 

@@ -114,11 +114,11 @@ def test_revoking_a_device_ends_its_parked_poll_and_its_token(gateway):
     lost = _pair(gateway, _pairing(gateway)["code"]).json()
     lost_phone, kept_phone = gateway.client(lost["token"]), gateway.client(kept["token"])
     cursor = lost_phone.get("/v1/prompts").json()["cursor"]
-    waiters = gateway.server.app.state.gateway.waiters
+    feed = gateway.server.app.state.gateway.feed
     with ThreadPoolExecutor(2) as pool:
         parked = pool.submit(lost_phone.get, "/v1/events", params={"after": cursor, "wait": 60})
         other = pool.submit(kept_phone.get, "/v1/events", params={"after": cursor, "wait": 60})
-        wait_until(lambda: waiters.idle_event_polls == 2)
+        wait_until(lambda: feed.parked == 2)
         assert gateway.admin.delete(f"/v1/devices/{lost['deviceId']}").status_code == 204
         ended = parked.result(timeout=10)  # long before its 60 s wait
         assert ended.status_code == 401

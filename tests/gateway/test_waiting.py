@@ -20,7 +20,7 @@ def _poll(gateway, after: str, wait: float = 30):
 
 
 def _idle_polls(gateway) -> int:
-    return gateway.server.app.state.gateway.waiters.idle_event_polls
+    return gateway.server.app.state.gateway.feed.parked
 
 
 def _start_poll(gateway, pool, after):
