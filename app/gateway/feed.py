@@ -19,6 +19,7 @@ from starlette.responses import Response
 from .store import PromptStore, StoredEvent
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
+WAKE_BATCH = 200  # parked polls answered per turn of the loop
 TICK_SECONDS = 0.1  # parked polls time out on these ticks: one timer per tick, not per poll
 
 
@@ -102,11 +103,22 @@ class EventFeed:
             self._recent.clear()  # a gap (events written elsewhere): the store fills it
         self._recent.append(event)
         parked, self._parked = self._parked, {}
-        for (cursor, limit), group in parked.items():
-            page = self.page(cursor, limit)
-            for future in group:
-                if not future.done():
-                    future.set_result(page)
+        woken = [
+            (future, page)
+            for (cursor, limit), group in parked.items()
+            for page in (self.page(cursor, limit),)
+            for future in group
+        ]
+        self._wake(woken, 0)
+
+    def _wake(self, woken: list, start: int) -> None:
+        """Answer parked polls a batch at a time, letting other requests in between: with
+        5,000 devices, waking all at once held health and creates for a second (#14)."""
+        for future, page in woken[start : start + WAKE_BATCH]:
+            if not future.done():
+                future.set_result(page)
+        if start + WAKE_BATCH < len(woken):
+            asyncio.get_running_loop().call_soon(self._wake, woken, start + WAKE_BATCH)
 
     def device_revoked(self, device_id: str) -> None:
         """End the revoked device's parked polls at once (they then answer 401)."""
