@@ -1,5 +1,5 @@
-"""The command line: `python -m app [app|demo|gateway|pair|devices|ask|mcp]` (the app by
-default)."""
+"""The command line: `python -m app [app|demo|gateway|pair|devices|ask|mcp|telegram|slack|discord]`
+(the app by default)."""
 
 from __future__ import annotations
 
@@ -28,6 +28,15 @@ def main(argv: list[str] | None = None) -> int:
 
     build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
     build_mcp_parser(commands.add_parser("mcp", help="serve ask_user over MCP stdio"))
+    from app.channels.telegram import build_parser as telegram_parser
+
+    telegram_parser(commands.add_parser("telegram", help="answer from Telegram, with buttons"))
+    from app.channels.slack import build_parser as slack_parser
+
+    slack_parser(commands.add_parser("slack", help="answer from Slack, with buttons"))
+    from app.channels.discord import build_parser as discord_parser
+
+    discord_parser(commands.add_parser("discord", help="answer from Discord, with buttons"))
     args = parser.parse_args(argv)
     if args.command in ("app", "demo"):
         from app.launch import run as run_app
@@ -49,6 +58,18 @@ def main(argv: list[str] | None = None) -> int:
         from app.agent.cli import run_mcp
 
         return run_mcp(args)
+    if args.command == "discord":
+        from app.channels.discord import run as run_discord
+
+        return run_discord(args)
+    if args.command == "slack":
+        from app.channels.slack import run as run_slack
+
+        return run_slack(args)
+    if args.command == "telegram":
+        from app.channels.telegram import run as run_telegram
+
+        return run_telegram(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

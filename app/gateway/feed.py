@@ -31,6 +31,7 @@ class EventFeed:
         self._parked: dict[tuple[int, int], set[asyncio.Future[Response | None]]] = {}
         self._of_device: dict[str, set[asyncio.Future[Response | None]]] = {}
         self._expiring: dict[int, set[asyncio.Future[Response | None]]] = {}  # by tick
+        self._closing = False  # the gateway is stopping: nothing parks any more
 
     @property
     def parked(self) -> int:
@@ -63,7 +64,7 @@ class EventFeed:
     ) -> Response | None:
         """The page that the next event makes, shared with every poll parked at `cursor`; None
         when `wait` seconds pass or the device is revoked first."""
-        if wait <= 0:
+        if wait <= 0 or self._closing:
             return None
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Response | None] = loop.create_future()
@@ -127,7 +128,9 @@ class EventFeed:
                 future.set_result(None)
 
     def release_all(self) -> None:
-        """The gateway is stopping: every parked poll answers now (an empty page)."""
+        """The gateway is stopping: every parked poll answers now (an empty page), and a poll
+        that arrives from now on does not park."""
+        self._closing = True
         parked, self._parked = self._parked, {}
         for group in parked.values():
             for future in group:

@@ -13,6 +13,7 @@ import asyncio
 class Waiters:
     def __init__(self) -> None:
         self._results: dict[str, set[asyncio.Future[None]]] = {}
+        self._closing = False  # the gateway is stopping: nothing waits any more
 
     @property
     def result_waits(self) -> int:
@@ -20,7 +21,7 @@ class Waiters:
 
     async def result_of(self, prompt_id: str, timeout: float) -> bool:
         """Wait until the prompt leaves pending, or `timeout` passes; True if woken."""
-        if timeout <= 0:
+        if timeout <= 0 or self._closing:
             return False
         waiters = self._results.setdefault(prompt_id, set())
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -42,7 +43,9 @@ class Waiters:
                 future.set_result(None)
 
     def release_all(self) -> None:
-        """The gateway is stopping: every waiting agent hears "pending" now and asks again."""
+        """The gateway is stopping: every waiting agent hears "pending" now and asks again;
+        a wait that arrives from now on does not wait."""
+        self._closing = True
         results, self._results = self._results, {}
         for waiting in results.values():
             for future in waiting:

@@ -47,6 +47,16 @@ def browser():
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def _close_pages(request):
+    """Each test's pages close when it ends: a Flet page left open keeps rendering (its clock
+    ticks every second), and a dozen of them slowed later tests to a crawl on two cores."""
+    yield
+    if "browser" in request.fixturenames:
+        for context in request.getfixturevalue("browser").contexts:
+            context.close()
+
+
 class AppProcess:
     """`python -m app --web` on a free port, with its own data directory."""
 

@@ -1,0 +1,120 @@
+"""What every chat channel shows: a prompt as a message with buttons, one question at a time,
+and the summary it becomes. Platform-free: each adapter turns `Button` rows into its own kind.
+
+A message's progress (which question it shows, what is ticked so far) is a `View`, kept by the
+adapter beside the message so a restart shows the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.device import DisplayStatus, TimelineItem
+from app.protocol import PromptRecord
+from app.protocol.render import OTHER_LINE
+
+MAX_CALLBACK_BYTES = 64  # Telegram's limit for a button's data; the tightest of the platforms
+TICK = "✓ "
+
+STATUS_LINE = {
+    DisplayStatus.SENDING: "Sending your answer…",
+    DisplayStatus.ANSWERED_HERE: "Answered here.",
+    DisplayStatus.ANSWERED_ELSEWHERE: "Answered elsewhere.",
+    DisplayStatus.DISMISSED: "Dismissed.",
+    DisplayStatus.EXPIRED: "Expired: the agent went on without an answer.",
+    DisplayStatus.CANCELLED: "Cancelled: the agent's run stopped.",
+    DisplayStatus.UNAVAILABLE: "No longer available.",
+}
+
+
+@dataclass
+class View:
+    """Which question a message shows, and the choices made so far (labels, by question id)."""
+
+    question: int = 0
+    chosen: dict[str, list[str]] = field(default_factory=dict)
+    shown: str = ""  # the status its summary last showed ("" while it asks)
+
+    def to_json(self) -> dict:
+        return {"question": self.question, "chosen": self.chosen, "shown": self.shown}
+
+    @classmethod
+    def from_json(cls, data: dict) -> View:
+        return cls(
+            int(data.get("question", 0)), dict(data.get("chosen", {})), str(data.get("shown", ""))
+        )
+
+
+@dataclass(frozen=True)
+class Button:
+    label: str
+    data: str  # what comes back when it is pressed: `callback_data(...)`
+
+
+def callback_data(key: int, action: str, arg: int = 0) -> str:
+    """`key` names the message (a small number, not the prompt id), so data stays short."""
+    data = f"{key}:{action}:{arg}"
+    assert len(data.encode()) <= MAX_CALLBACK_BYTES
+    return data
+
+
+def parse_callback(data: str) -> tuple[int, str, int] | None:
+    parts = data.split(":")
+    if len(parts) != 3 or not parts[0].isdigit() or not parts[2].isdigit():
+        return None
+    return int(parts[0]), parts[1], int(parts[2])
+
+
+def prompt_text(record: PromptRecord, view: View) -> str:
+    """The question the view is on, its options numbered, and how to answer in words."""
+    questions = record.questions
+    question = questions[view.question]
+    lines = []
+    if len(questions) > 1:
+        lines.append(f"Question {view.question + 1} of {len(questions)}")
+    lines.append(f"{question.header} — {question.question}")
+    if question.multi_select:
+        lines.append("(choose one or more, then Done)")
+    for number, option in enumerate(question.options, start=1):
+        line = f"{number}. {option.label}"
+        if option.description:
+            line += f" — {option.description}"
+        lines.append(line)
+    lines.append("")
+    if len(questions) > 1:
+        lines.append(f"{OTHER_LINE}: reply to this message with one line per question, like 1: 2")
+    else:
+        lines.append(f"{OTHER_LINE}: reply to this message.")
+    return "\n".join(lines)
+
+
+def keyboard(record: PromptRecord, view: View, key: int) -> list[list[Button]]:
+    """One option per row (labels are up to 64 characters), then Done/Submit and Dismiss."""
+    questions = record.questions
+    question = questions[view.question]
+    chosen = view.chosen.get(question.id, [])
+    last = view.question == len(questions) - 1
+    rows = []
+    for index, option in enumerate(question.options):
+        if question.multi_select:
+            mark = TICK if option.label in chosen else ""
+            rows.append([Button(mark + option.label, callback_data(key, "t", index))])
+        else:
+            rows.append([Button(option.label, callback_data(key, "p", index))])
+    if question.multi_select:
+        done = "Submit" if last and len(questions) > 1 else "Done"
+        rows.append([Button(done, callback_data(key, "n", view.question))])
+    rows.append([Button("Dismiss", callback_data(key, "x"))])
+    return rows
+
+
+def summary_text(item: TimelineItem) -> str:
+    """The compact question → answer record a message becomes when the prompt is resolved."""
+    lines = []
+    answers = item.answers or {}
+    for question in item.record.questions:
+        given = answers.get(question.id)
+        answer = ", ".join(given) if given else "—"
+        lines.append(f"{question.header} — {question.question}\n→ {answer}")
+    lines.append(STATUS_LINE.get(item.status, item.status.value))
+    return "\n\n".join(lines)

@@ -1,0 +1,266 @@
+"""`python -m app slack`: prompts as Slack messages with Block Kit buttons.
+
+Messages go out through the Web API (`chat.postMessage`, `chat.update`; `--api-url` for a
+stand-in); presses come to this process's interactivity endpoint (`POST /slack/interactions`),
+replies in a message's thread through the Events API (`POST /slack/events`). Every request is
+verified with the app's signing secret (HMAC-SHA256 of `v0:timestamp:body`, at most five
+minutes old) before anything is read from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+import httpx
+
+from app.device import DeviceCore, LocalStore, Settings
+
+from .adapter import ChannelAdapter
+from .messages import MessageMap
+from .render import Button
+
+log = logging.getLogger("ask_user.channels.slack")
+
+TOKEN_ENV = "ASK_USER_SLACK_TOKEN"
+SECRET_ENV = "ASK_USER_SLACK_SIGNING_SECRET"
+CHANNELS_ENV = "ASK_USER_SLACK_CHANNEL_ID"
+DEFAULT_API_URL = "https://slack.com/api"
+MAX_AGE_SECONDS = 300
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    base = b"v0:" + timestamp.encode() + b":" + body
+    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+
+
+def verified(secret: str, headers: Any, body: bytes, now: float | None = None) -> bool:
+    """Slack's request signing: a fresh timestamp and a matching signature, compared in
+    constant time."""
+    timestamp = headers.get("x-slack-request-timestamp", "")
+    given = headers.get("x-slack-signature", "")
+    if not timestamp.isdigit() or abs((now or time.time()) - int(timestamp)) > MAX_AGE_SECONDS:
+        return False
+    return hmac.compare_digest(given, signature(secret, timestamp, body))
+
+
+def blocks(text: str, rows: list[list[Button]] | None) -> list[dict]:
+    """The message as Block Kit: its text, then one actions block of buttons (a value each)."""
+    out: list[dict] = [{"type": "section", "text": {"type": "plain_text", "text": text}}]
+    buttons = [b for row in rows or [] for b in row]
+    if buttons:
+        out.append(
+            {
+                "type": "actions",
+                "elements": [
+                    {
+                        "type": "button",
+                        "text": {"type": "plain_text", "text": b.label[:75]},
+                        "action_id": f"ask_user_{n}",
+                        "value": b.data,
+                    }
+                    for n, b in enumerate(buttons)
+                ],
+            }
+        )
+    return out
+
+
+class SlackApi:
+    """The adapter's four needs in Web API calls; a press's alert goes back through its
+    `response_url`, visible to the presser only."""
+
+    def __init__(self, http: httpx.AsyncClient, api_url: str) -> None:
+        self.http = http
+        self.api_url = api_url.rstrip("/")
+
+    async def _call(self, method: str, payload: dict) -> dict:
+        response = await self.http.post(f"{self.api_url}/{method}", json=payload)
+        data = response.json()
+        if not data.get("ok"):
+            raise RuntimeError(f"Slack {method}: {data.get('error', response.status_code)}")
+        return data
+
+    async def send(self, chat_id: str, text: str, rows: list[list[Button]]) -> str:
+        data = await self._call(
+            "chat.postMessage", {"channel": chat_id, "text": text, "blocks": blocks(text, rows)}
+        )
+        return str(data["ts"])
+
+    async def edit(
+        self, chat_id: str, message_id: str, text: str, rows: list[list[Button]] | None
+    ) -> None:
+        await self._call(
+            "chat.update",
+            {"channel": chat_id, "ts": message_id, "text": text, "blocks": blocks(text, rows)},
+        )
+
+    async def alert(self, press_id: str, text: str) -> None:
+        if text and press_id.startswith(("http://", "https://")):
+            await self.http.post(
+                press_id,
+                json={"response_type": "ephemeral", "replace_original": False, "text": text},
+            )
+
+    async def say(self, chat_id: str, text: str, reply_to: str | None = None) -> None:
+        payload = {"channel": chat_id, "text": text}
+        if reply_to:
+            payload["thread_ts"] = reply_to
+        await self._call("chat.postMessage", payload)
+
+
+class SlackEndpoints:
+    """The ASGI app Slack calls: interactions (button presses) and events (thread replies)."""
+
+    def __init__(self, adapter: ChannelAdapter, secret: str) -> None:
+        self.adapter = adapter
+        self.secret = secret
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        status, answer = await self.handle(scope["method"], scope["path"], headers, body)
+        data = json.dumps(answer).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": data})
+
+    async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
+        if method != "POST" or path not in ("/slack/interactions", "/slack/events"):
+            return 404, {"error": "not_found"}
+        if not verified(self.secret, headers, body):
+            return 401, {"error": "invalid_signature"}
+        if path == "/slack/events":
+            event = json.loads(body or b"{}")
+            if event.get("type") == "url_verification":
+                return 200, {"challenge": event.get("challenge", "")}
+            inner = event.get("event") or {}
+            if (
+                inner.get("type") == "message"
+                and inner.get("thread_ts")
+                and not inner.get("bot_id")
+            ):
+                await self.adapter.replied(
+                    inner.get("channel", ""), inner["thread_ts"], inner.get("text", "")
+                )
+            return 200, {}
+        payload = json.loads(parse_qs(body.decode()).get("payload", ["{}"])[0])
+        if payload.get("type") == "block_actions":
+            channel = (payload.get("channel") or {}).get("id", "")
+            for action in payload.get("actions", []):
+                await self.adapter.pressed(
+                    payload.get("response_url", ""), channel, action.get("value", "")
+                )
+        return 200, {}
+
+
+async def serve(
+    *,
+    bot_token: str,
+    signing_secret: str,
+    channels: list[str],
+    gateway_url: str,
+    device_token: str,
+    data_dir: Path,
+    host: str = "127.0.0.1",
+    port: int = 3000,
+    api_url: str = DEFAULT_API_URL,
+    stop: asyncio.Event | None = None,
+    started: Any = None,
+) -> None:
+    import uvicorn
+
+    stop = stop or asyncio.Event()
+    core = DeviceCore(LocalStore(data_dir / "slack-device.sqlite3"))
+    core.configure(Settings(gateway_url, device_token, "Slack"))
+    messages = MessageMap(data_dir / "slack-messages.sqlite3")
+    async with httpx.AsyncClient(
+        headers={"Authorization": f"Bearer {bot_token}"}, timeout=30
+    ) as http:
+        adapter = ChannelAdapter(core, messages, SlackApi(http, api_url), channels)
+        unsubscribe = core.subscribe(adapter.changed)
+        core.start()
+        server = uvicorn.Server(
+            uvicorn.Config(
+                SlackEndpoints(adapter, signing_secret),
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="off",
+            )
+        )
+        serving = asyncio.create_task(server.serve())
+        try:
+            await adapter.reconcile()
+            while not server.started:
+                await asyncio.sleep(0.01)
+            if started is not None:
+                started(server)
+            await stop.wait()
+        finally:
+            server.should_exit = True
+            await serving
+            unsubscribe()
+            await core.stop()
+            messages.close()
+
+
+def build_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="where Slack's requests arrive")
+    parser.add_argument("--port", type=int, default=3000)
+    parser.add_argument("--api-url", default=DEFAULT_API_URL, help="the Web API root")
+    parser.add_argument("--data-dir", type=Path, default=None, help="where its two files live")
+
+
+def run(args: argparse.Namespace) -> int:
+    names = (TOKEN_ENV, SECRET_ENV, CHANNELS_ENV, "ASK_USER_GATEWAY_URL", "ASK_USER_DEVICE_TOKEN")
+    if missing := [name for name in names if not os.environ.get(name)]:
+        print(f"error: set {', '.join(missing)}", file=sys.stderr)
+        return 2
+    from app.device import app_data_dir
+
+    channels = [c.strip() for c in os.environ[CHANNELS_ENV].split(",") if c.strip()]
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    print(
+        f"Slack: answering from {', '.join(channels)}; request URLs "
+        f"http://{args.host}:{args.port}/slack/interactions and /slack/events",
+        flush=True,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(
+            serve(
+                bot_token=os.environ[TOKEN_ENV],
+                signing_secret=os.environ[SECRET_ENV],
+                channels=channels,
+                gateway_url=os.environ["ASK_USER_GATEWAY_URL"],
+                device_token=os.environ["ASK_USER_DEVICE_TOKEN"],
+                data_dir=args.data_dir or app_data_dir() / "slack",
+                host=args.host,
+                port=args.port,
+                api_url=args.api_url,
+            )
+        )
+    return 0

@@ -1,0 +1,182 @@
+"""`python -m app telegram`: prompts as Telegram messages with inline buttons.
+
+The Bot API through python-telegram-bot's `Bot` (requests go to `{api_url}/bot{token}/{method}`,
+so a self-hosted Bot API server, or the tests' local fake, works the same); updates by long
+polling `getUpdates`, the offset kept in the message map so a restart takes up where it left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from pathlib import Path
+
+from app.device import DeviceCore, LocalStore, Settings
+
+from .adapter import ChannelAdapter
+from .messages import MessageMap
+from .render import Button
+
+log = logging.getLogger("ask_user.channels.telegram")
+
+TOKEN_ENV = "ASK_USER_TELEGRAM_TOKEN"
+CHATS_ENV = "ASK_USER_TELEGRAM_CHAT_ID"
+DEFAULT_API_URL = "https://api.telegram.org"
+POLL_SECONDS = 25
+
+
+class TelegramApi:
+    """The four things the adapter asks of a chat, in Bot API calls."""
+
+    def __init__(self, bot) -> None:  # telegram.Bot
+        self.bot = bot
+
+    @staticmethod
+    def _markup(rows: list[list[Button]] | None):
+        from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+        if not rows:
+            return None
+        return InlineKeyboardMarkup(
+            [[InlineKeyboardButton(b.label, callback_data=b.data) for b in row] for row in rows]
+        )
+
+    async def send(self, chat_id: str, text: str, rows: list[list[Button]]) -> str:
+        message = await self.bot.send_message(int(chat_id), text, reply_markup=self._markup(rows))
+        return str(message.message_id)
+
+    async def edit(
+        self, chat_id: str, message_id: str, text: str, rows: list[list[Button]] | None
+    ) -> None:
+        from telegram.error import BadRequest
+
+        try:
+            await self.bot.edit_message_text(
+                text,
+                chat_id=int(chat_id),
+                message_id=int(message_id),
+                reply_markup=self._markup(rows),
+            )
+        except BadRequest as exc:
+            if "not modified" not in str(exc).lower():
+                raise
+
+    async def alert(self, press_id: str, text: str) -> None:
+        await self.bot.answer_callback_query(press_id, text=text or None)
+
+    async def say(self, chat_id: str, text: str, reply_to: str | None = None) -> None:
+        from telegram import ReplyParameters
+
+        reply = ReplyParameters(message_id=int(reply_to)) if reply_to else None
+        await self.bot.send_message(int(chat_id), text, reply_parameters=reply)
+
+
+async def handle_update(adapter: ChannelAdapter, update) -> None:  # telegram.Update
+    """A button press or a reply to one of our messages; everything else is ignored."""
+    query = update.callback_query
+    if query is not None:
+        chat = query.message.chat.id if query.message is not None else None
+        await adapter.pressed(query.id, str(chat), query.data or "")
+        return
+    message = update.message
+    if message is not None and message.text and message.reply_to_message is not None:
+        await adapter.replied(
+            str(message.chat.id), str(message.reply_to_message.message_id), message.text
+        )
+
+
+async def serve(
+    *,
+    bot_token: str,
+    chats: list[str],
+    gateway_url: str,
+    device_token: str,
+    data_dir: Path,
+    api_url: str = DEFAULT_API_URL,
+    poll_seconds: int = POLL_SECONDS,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Run until `stop` is set (or forever): sync with the gateway, mirror prompts to the chats,
+    turn presses and replies into answers."""
+    from telegram import Bot
+    from telegram.error import NetworkError
+
+    stop = stop or asyncio.Event()
+    core = DeviceCore(LocalStore(data_dir / "telegram-device.sqlite3"))
+    core.configure(Settings(gateway_url, device_token, "Telegram"))
+    messages = MessageMap(data_dir / "telegram-messages.sqlite3")
+    bot = Bot(bot_token, base_url=f"{api_url.rstrip('/')}/bot")
+    async with bot:
+        adapter = ChannelAdapter(core, messages, TelegramApi(bot), chats)
+        unsubscribe = core.subscribe(adapter.changed)
+        core.start()
+        try:
+            await adapter.reconcile()
+            offset = int(messages.get_meta("offset", "0"))
+            while not stop.is_set():
+                try:
+                    updates = await bot.get_updates(
+                        offset=offset or None,
+                        timeout=poll_seconds,
+                        allowed_updates=["message", "callback_query"],
+                    )
+                except NetworkError as exc:
+                    log.warning("Telegram: %s; trying again", exc)
+                    await asyncio.sleep(2)
+                    continue
+                for update in updates:
+                    try:
+                        await handle_update(adapter, update)
+                    except Exception:
+                        log.exception("could not handle update %s", update.update_id)
+                    offset = update.update_id + 1
+                    messages.set_meta("offset", str(offset))
+        finally:
+            unsubscribe()
+            await core.stop()
+            messages.close()
+
+
+def build_parser(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--api-url", default=DEFAULT_API_URL, help="Bot API server root (a self-hosted one)"
+    )
+    parser.add_argument("--data-dir", type=Path, default=None, help="where its two files live")
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [
+        name
+        for name in (TOKEN_ENV, CHATS_ENV, "ASK_USER_GATEWAY_URL", "ASK_USER_DEVICE_TOKEN")
+        if not os.environ.get(name)
+    ]
+    if missing:
+        print(f"error: set {', '.join(missing)}", file=sys.stderr)
+        return 2
+    try:
+        import telegram  # noqa: F401
+    except ImportError:
+        print("error: pip install 'ask-user[telegram]'", file=sys.stderr)
+        return 2
+    from app.device import app_data_dir
+
+    data_dir = args.data_dir or app_data_dir() / "telegram"
+    chats = [c.strip() for c in os.environ[CHATS_ENV].split(",") if c.strip()]
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    print(f"Telegram: answering from chat(s) {', '.join(chats)}", flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(
+            serve(
+                bot_token=os.environ[TOKEN_ENV],
+                chats=chats,
+                gateway_url=os.environ["ASK_USER_GATEWAY_URL"],
+                device_token=os.environ["ASK_USER_DEVICE_TOKEN"],
+                data_dir=data_dir,
+                api_url=args.api_url,
+            )
+        )
+    return 0

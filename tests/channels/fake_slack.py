@@ -1,0 +1,85 @@
+"""A local stand-in for Slack's Web API (we cannot reach Slack here): real HTTP, recording the
+messages the adapter posts and updates, and the ephemeral answers sent to a press's
+response_url."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+
+class FakeSlack:
+    def __init__(self, token: str) -> None:
+        self.token = token
+        self.calls: list[tuple[str, dict]] = []
+        self.messages: dict[tuple[str, str], dict] = {}  # (channel, ts) → latest
+        self.ephemeral: list[dict] = []
+        self._ts = 1_700_000_000
+        app = Starlette(
+            routes=[
+                Route("/api/{method}", self._api, methods=["POST"]),
+                Route("/respond/{press}", self._respond, methods=["POST"]),
+            ]
+        )
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        self._sock = sock
+        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._server.serve(sockets=[sock])), daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> FakeSlack:
+        self._thread.start()
+        while not self._server.started:
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
+
+    def posted(self) -> list[dict]:
+        return [p for m, p in self.calls if m == "chat.postMessage"]
+
+    def buttons(self, channel: str, ts: str) -> dict[str, str]:
+        blocks = self.messages[(channel, ts)]["blocks"]
+        return {
+            e["text"]["text"]: e["value"]
+            for b in blocks
+            if b["type"] == "actions"
+            for e in b["elements"]
+        }
+
+    async def _api(self, request: Request) -> JSONResponse:
+        if request.headers.get("authorization") != f"Bearer {self.token}":
+            return JSONResponse({"ok": False, "error": "invalid_auth"})
+        method, payload = request.path_params["method"], await request.json()
+        self.calls.append((method, payload))
+        if method == "chat.postMessage":
+            self._ts += 1
+            ts = f"{self._ts}.000100"
+            self.messages[(payload["channel"], ts)] = payload
+            return JSONResponse({"ok": True, "channel": payload["channel"], "ts": ts})
+        if method == "chat.update":
+            self.messages[(payload["channel"], payload["ts"])] = payload
+            return JSONResponse({"ok": True, "channel": payload["channel"], "ts": payload["ts"]})
+        return JSONResponse({"ok": False, "error": "unknown_method"})
+
+    async def _respond(self, request: Request) -> JSONResponse:
+        self.ephemeral.append(await request.json())
+        return JSONResponse({"ok": True})

@@ -1,0 +1,156 @@
+"""Discord over real HTTP: a real gateway, an agent's `ask_user`, the Discord adapter's
+interactions endpoint receiving interactions signed with a real Ed25519 key, and a local
+stand-in for the REST API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from app.channels import adapter as channel
+from app.channels.discord import serve
+from tests.support import DEVICE_TOKEN, free_port, wait_until
+
+from .fake_discord import FakeDiscord
+from .test_telegram import SEVERAL, SINGLE, Agent
+
+BOT_TOKEN = "discord-bot-token"
+CHANNEL = "112233445566"
+KEY = Ed25519PrivateKey.generate()
+PUBLIC_KEY = KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
+
+
+class DiscordAdapter:
+    def __init__(self, fake: FakeDiscord, gateway, data_dir) -> None:
+        self.port = free_port()
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._loop.run_until_complete,
+            args=(
+                serve(
+                    bot_token=BOT_TOKEN,
+                    public_key=PUBLIC_KEY,
+                    channels=[CHANNEL],
+                    gateway_url=gateway.url,
+                    device_token=DEVICE_TOKEN,
+                    data_dir=data_dir,
+                    port=self.port,
+                    api_url=fake.url,
+                    stop=self._stop,
+                    started=lambda _server: self._ready.set(),
+                ),
+            ),
+            daemon=True,
+        )
+        self._thread.start()
+        assert self._ready.wait(20)
+
+    def interact(self, interaction: dict, key: Ed25519PrivateKey = KEY) -> httpx.Response:
+        body = json.dumps(interaction).encode()
+        timestamp = "1733212800"
+        headers = {
+            "X-Signature-Ed25519": key.sign(timestamp.encode() + body).hex(),
+            "X-Signature-Timestamp": timestamp,
+            "Content-Type": "application/json",
+        }
+        return httpx.post(
+            f"http://127.0.0.1:{self.port}/discord/interactions", content=body, headers=headers
+        )
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(20)
+
+
+def _component(message: str, custom_id: str, channel_id: str = CHANNEL) -> dict:
+    return {
+        "id": f"ix{message}{custom_id}",
+        "type": 3,
+        "channel_id": channel_id,
+        "message": {"id": message},
+        "data": {"custom_id": custom_id, "component_type": 2},
+    }
+
+
+@pytest.fixture
+def fake():
+    server = FakeDiscord(BOT_TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def adapter(fake, gateway, tmp_path):
+    running = DiscordAdapter(fake, gateway, tmp_path / "discord")
+    yield running
+    running.stop()
+
+
+def _the_message(fake: FakeDiscord) -> str:
+    wait_until(lambda: fake.created, timeout=20)
+    return next(m for (ch, m) in fake.messages if ch == CHANNEL)
+
+
+def test_ping_is_answered_and_a_forged_signature_is_refused(adapter):
+    assert adapter.interact({"type": 1}).json() == {"type": 1}
+    forged = adapter.interact({"type": 1}, key=Ed25519PrivateKey.generate())
+    assert forged.status_code == 401
+
+
+def test_a_press_answers_and_the_buttons_go(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE, session="discord")
+    message = _the_message(fake)
+    buttons = fake.buttons(CHANNEL, message)
+    assert list(buttons) == ["Staging (Recommended)", "Production", "Other…", "Dismiss"]
+    response = adapter.interact(_component(message, buttons["Production"]))
+    assert response.json() == {"type": 6}  # acknowledged; the message updates itself
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+
+    def summarised() -> bool:
+        state = fake.messages[(CHANNEL, message)]
+        return "Answered here." in state["content"] and not state["components"]
+
+    wait_until(summarised, timeout=20)
+
+
+def test_other_opens_a_text_box_whose_answer_is_taken(fake, gateway, adapter):
+    agent = Agent(gateway, SEVERAL, session="discord")
+    message = _the_message(fake)
+    box = adapter.interact(_component(message, fake.buttons(CHANNEL, message)["Other…"])).json()
+    assert box["type"] == 9
+    submit = {
+        "id": "ix-modal",
+        "type": 5,
+        "channel_id": CHANNEL,
+        "data": {
+            "custom_id": box["data"]["custom_id"],
+            "components": [
+                {
+                    "type": 1,
+                    "components": [{"type": 4, "custom_id": "text", "value": "1: 2\n2: 1, 3"}],
+                }
+            ],
+        },
+    }
+    assert adapter.interact(submit).json() == {"type": 6}
+    assert agent.wait()["answers"]["answers"] == {
+        "deploy_target": ["Production"],
+        "features": ["Search", "Dark mode"],
+    }
+
+
+def test_a_press_from_another_channel_is_told_only_to_the_presser(fake, gateway, adapter):
+    Agent(gateway, SINGLE, session="discord")
+    message = _the_message(fake)
+    custom_id = fake.buttons(CHANNEL, message)["Production"]
+    response = adapter.interact(_component(message, custom_id, channel_id="999"))
+    assert response.json() == {"type": 4, "data": {"content": channel.NOT_ALLOWED, "flags": 64}}
+    assert [p["status"] for p in gateway.device.get("/v1/prompts").json()["prompts"]] == ["pending"]

@@ -1,0 +1,160 @@
+"""Slack over real HTTP: a real gateway, an agent's `ask_user`, the Slack adapter's endpoints
+receiving presses signed with the signing secret, and a local stand-in for the Web API."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+
+from app.channels import adapter as channel
+from app.channels.slack import serve, signature
+from tests.support import DEVICE_TOKEN, free_port, wait_until
+
+from .fake_slack import FakeSlack
+from .test_telegram import SINGLE, Agent
+
+BOT_TOKEN = "xoxb-test-token"
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+CHANNEL = "C0ASKUSER"
+
+
+class SlackAdapter:
+    def __init__(self, fake: FakeSlack, gateway, data_dir) -> None:
+        self.port = free_port()
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(
+            target=self._loop.run_until_complete,
+            args=(
+                serve(
+                    bot_token=BOT_TOKEN,
+                    signing_secret=SECRET,
+                    channels=[CHANNEL],
+                    gateway_url=gateway.url,
+                    device_token=DEVICE_TOKEN,
+                    data_dir=data_dir,
+                    port=self.port,
+                    api_url=f"{fake.url}/api",
+                    stop=self._stop,
+                    started=lambda _server: self._ready.set(),
+                ),
+            ),
+            daemon=True,
+        )
+        self._thread.start()
+        assert self._ready.wait(20)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(20)
+
+
+def _signed(body: bytes, secret: str = SECRET, age: int = 0) -> dict[str, str]:
+    timestamp = str(int(time.time()) - age)
+    return {
+        "X-Slack-Request-Timestamp": timestamp,
+        "X-Slack-Signature": signature(secret, timestamp, body),
+        "Content-Type": "application/x-www-form-urlencoded",
+    }
+
+
+def _press(adapter: SlackAdapter, fake: FakeSlack, channel_id: str, ts: str, value: str, **kw):
+    payload = {
+        "type": "block_actions",
+        "user": {"id": "U1"},
+        "channel": {"id": channel_id},
+        "message": {"ts": ts},
+        "response_url": f"{fake.url}/respond/{ts}",
+        "actions": [{"action_id": "ask_user_1", "value": value}],
+    }
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    return httpx.post(
+        f"{adapter.url}/slack/interactions", content=body, headers=_signed(body, **kw)
+    )
+
+
+@pytest.fixture
+def fake():
+    server = FakeSlack(BOT_TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def adapter(fake, gateway, tmp_path):
+    running = SlackAdapter(fake, gateway, tmp_path / "slack")
+    yield running
+    running.stop()
+
+
+def _the_message(fake: FakeSlack) -> str:
+    wait_until(lambda: fake.posted(), timeout=20)
+    return next(ts for (ch, ts) in fake.messages if ch == CHANNEL)
+
+
+def test_a_signed_press_answers_and_the_message_becomes_its_summary(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE, session="slack")
+    ts = _the_message(fake)
+    buttons = fake.buttons(CHANNEL, ts)
+    assert list(buttons) == ["Staging (Recommended)", "Production", "Dismiss"]
+    assert _press(adapter, fake, CHANNEL, ts, buttons["Production"]).status_code == 200
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+
+    def summarised() -> bool:
+        message = fake.messages[(CHANNEL, ts)]
+        return "Answered here." in message["text"] and len(message["blocks"]) == 1
+
+    wait_until(summarised, timeout=20)
+
+
+def test_unsigned_stale_or_forged_requests_change_nothing(fake, gateway, adapter):
+    Agent(gateway, SINGLE, session="slack")
+    ts = _the_message(fake)
+    value = fake.buttons(CHANNEL, ts)["Production"]
+    assert _press(adapter, fake, CHANNEL, ts, value, secret="wrong").status_code == 401
+    assert _press(adapter, fake, CHANNEL, ts, value, age=600).status_code == 401
+    response = httpx.post(f"{adapter.url}/slack/interactions", content=b"payload=%7B%7D")
+    assert response.status_code == 401
+    assert [p["status"] for p in gateway.device.get("/v1/prompts").json()["prompts"]] == ["pending"]
+
+
+def test_a_press_from_another_channel_is_told_and_changes_nothing(fake, gateway, adapter):
+    Agent(gateway, SINGLE, session="slack")
+    ts = _the_message(fake)
+    value = fake.buttons(CHANNEL, ts)["Production"]
+    assert _press(adapter, fake, "C0OUTSIDER", ts, value).status_code == 200
+    wait_until(lambda: any(e["text"] == channel.NOT_ALLOWED for e in fake.ephemeral))
+    assert [p["status"] for p in gateway.device.get("/v1/prompts").json()["prompts"]] == ["pending"]
+
+
+def test_a_reply_in_the_thread_answers(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE, session="slack")
+    ts = _the_message(fake)
+    event = {
+        "type": "event_callback",
+        "event": {"type": "message", "channel": CHANNEL, "thread_ts": ts, "text": "2"},
+    }
+    body = json.dumps(event).encode()
+    headers = {**_signed(body), "Content-Type": "application/json"}
+    assert (
+        httpx.post(f"{adapter.url}/slack/events", content=body, headers=headers).status_code == 200
+    )
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+
+
+def test_the_events_url_is_verified_with_its_challenge(adapter):
+    body = json.dumps({"type": "url_verification", "challenge": "abc123"}).encode()
+    headers = {**_signed(body), "Content-Type": "application/json"}
+    response = httpx.post(f"{adapter.url}/slack/events", content=body, headers=headers)
+    assert response.json() == {"challenge": "abc123"}

@@ -1,0 +1,234 @@
+"""The whole loop over real HTTP: a real gateway, an agent's `ask_user`, the Telegram adapter, and
+a local Bot API server that records what the bot sends and hands out presses and replies."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from app.agent import ask_user
+from app.channels import adapter as channel
+from app.channels.render import MAX_CALLBACK_BYTES
+from app.channels.telegram import serve
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, prompt_body, wait_until
+
+from .fake_telegram import FakeTelegram
+
+BOT_TOKEN = "123456:test-bot-token"
+CHAT = 4242
+OUTSIDER = 9999
+SINGLE = prompt_body()["questions"]
+SEVERAL = [
+    SINGLE[0],
+    {
+        "id": "features",
+        "header": "Features",
+        "question": "Which ones?",
+        "multiSelect": True,
+        "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Dark mode"}],
+    },
+]
+
+
+class Adapter:
+    """`serve()` on its own thread and loop, stopped on request (as a process would be)."""
+
+    def __init__(self, fake: FakeTelegram, gateway, data_dir) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._stop = asyncio.Event()
+        self._thread = threading.Thread(
+            target=self._loop.run_until_complete,
+            args=(
+                serve(
+                    bot_token=BOT_TOKEN,
+                    chats=[str(CHAT)],
+                    gateway_url=gateway.url,
+                    device_token=DEVICE_TOKEN,
+                    data_dir=data_dir,
+                    api_url=fake.url,
+                    poll_seconds=1,
+                    stop=self._stop,
+                ),
+            ),
+            daemon=True,
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(20)
+        assert not self._thread.is_alive()
+
+
+class Agent:
+    def __init__(self, gateway, questions: list[dict], session: str = "tg") -> None:
+        self.result: dict[str, Any] | None = None
+
+        def ask() -> None:
+            self.result = ask_user(
+                questions, session_key=session, gateway_url=gateway.url, token=AGENT_TOKEN
+            )
+
+        self._thread = threading.Thread(target=ask, daemon=True)
+        self._thread.start()
+
+    def wait(self) -> dict[str, Any]:
+        self._thread.join(30)
+        assert self.result is not None
+        return self.result
+
+
+@pytest.fixture
+def fake():
+    server = FakeTelegram(BOT_TOKEN).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def adapter(fake, gateway, tmp_path):
+    running = Adapter(fake, gateway, tmp_path / "telegram")
+    yield running
+    running.stop()
+
+
+def _the_message(fake: FakeTelegram, count: int = 1) -> int:
+    wait_until(lambda: len(fake.sent("sendMessage")) >= count, timeout=20)
+    return max(number for chat, number in fake.messages if chat == CHAT)
+
+
+def _button(fake: FakeTelegram, message: int, label: str) -> str:
+    return dict(fake.buttons(CHAT, message))[label]
+
+
+def _summary(fake: FakeTelegram, message: int, *needles: str) -> str:
+    def shown() -> bool:
+        state = fake.messages[(CHAT, message)]
+        return not state.get("reply_markup") and all(n in state["text"] for n in needles)
+
+    wait_until(shown, timeout=20)
+    return fake.messages[(CHAT, message)]["text"]
+
+
+def test_a_tap_answers_the_agent_with_exactly_the_option_tapped(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    text = fake.messages[(CHAT, message)]["text"]
+    assert "Target — Where should this deploy?" in text and "reply to this message" in text
+    labels = [label for label, _ in fake.buttons(CHAT, message)]
+    assert labels == ["Staging (Recommended)", "Production", "Dismiss"]
+    assert all(len(data.encode()) <= MAX_CALLBACK_BYTES for _, data in fake.buttons(CHAT, message))
+    fake.press(CHAT, message, _button(fake, message, "Production"))
+    assert agent.wait() == {
+        "status": "answered",
+        "answers": {"answers": {"deploy_target": ["Production"]}},
+    }
+    assert "→ Production" in _summary(fake, message, "Answered here.")
+
+
+def test_a_text_reply_answers(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    fake.reply(CHAT, message, "the canary cluster, please")
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["the canary cluster, please"]}
+    _summary(fake, message, "→ the canary cluster, please")
+
+
+def test_several_questions_one_at_a_time_with_ticks_then_submit(fake, gateway, adapter):
+    agent = Agent(gateway, SEVERAL)
+    message = _the_message(fake)
+    assert fake.messages[(CHAT, message)]["text"].startswith("Question 1 of 2")
+    fake.press(CHAT, message, _button(fake, message, "Staging (Recommended)"))
+    wait_until(lambda: "Question 2 of 2" in fake.messages[(CHAT, message)]["text"], timeout=20)
+    fake.press(CHAT, message, _button(fake, message, "Submit"))  # nothing ticked yet
+    wait_until(
+        lambda: any(p.get("text") == channel.CHOOSE_ONE for p in fake.sent("answerCallbackQuery"))
+    )
+    fake.press(CHAT, message, _button(fake, message, "Search"))
+    wait_until(lambda: "✓ Search" in dict(fake.buttons(CHAT, message)), timeout=20)
+    fake.press(CHAT, message, _button(fake, message, "Dark mode"))
+    wait_until(lambda: "✓ Dark mode" in dict(fake.buttons(CHAT, message)), timeout=20)
+    fake.press(CHAT, message, _button(fake, message, "Submit"))
+    assert agent.wait()["answers"]["answers"] == {
+        "deploy_target": ["Staging (Recommended)"],
+        "features": ["Search", "Dark mode"],
+    }
+
+
+def test_answered_on_the_phone_edits_the_message_and_a_late_tap_is_told(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    data = _button(fake, message, "Production")
+    prompt_id = gateway.device.get("/v1/prompts").json()["prompts"][0]["id"]
+    answered = gateway.device.post(
+        f"/v1/prompts/{prompt_id}/answer",
+        json={"answers": {"deploy_target": ["staging (recommended)"]}},
+    )
+    assert answered.status_code == 200
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Staging (Recommended)"]}
+    _summary(fake, message, "Answered elsewhere.", "→ Staging (Recommended)")
+    fake.press(CHAT, message, data)  # a tap on the stale keyboard of another client
+    wait_until(
+        lambda: any(
+            p.get("text") == "Answered elsewhere." for p in fake.sent("answerCallbackQuery")
+        )
+    )
+    assert gateway.device.get(f"/v1/prompts/{prompt_id}").json()["answers"] == {
+        "deploy_target": ["Staging (Recommended)"]
+    }
+
+
+def test_an_outsiders_tap_changes_nothing(fake, gateway, adapter):
+    Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    fake.press(OUTSIDER, message, _button(fake, message, "Production"))
+    wait_until(
+        lambda: any(p.get("text") == channel.NOT_ALLOWED for p in fake.sent("answerCallbackQuery"))
+    )
+    prompts = gateway.device.get("/v1/prompts").json()["prompts"]
+    assert [p["status"] for p in prompts] == ["pending"]
+
+
+def test_expiry_and_dismiss_are_summarised(fake, gateway, adapter):
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    fake.press(CHAT, message, _button(fake, message, "Dismiss"))
+    assert agent.wait() == {"status": "no_answer", "reason": "dismissed"}
+    _summary(fake, message, "Dismissed.")
+
+
+def test_a_restart_sends_no_duplicate_and_keeps_the_message(fake, gateway, tmp_path):
+    first = Adapter(fake, gateway, tmp_path / "telegram")
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    first.stop()
+    second = Adapter(fake, gateway, tmp_path / "telegram")
+    try:
+        fake.press(CHAT, message, _button(fake, message, "Production"))
+        assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+        _summary(fake, message, "Answered here.")
+        assert len(fake.sent("sendMessage")) == 1
+    finally:
+        second.stop()
+
+
+def test_the_command_says_what_is_missing(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env["ASK_USER_TELEGRAM_TOKEN"] = BOT_TOKEN
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "telegram"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "ASK_USER_TELEGRAM_CHAT_ID" in done.stderr and "ASK_USER_DEVICE_TOKEN" in done.stderr
+    assert "ASK_USER_TELEGRAM_TOKEN" not in done.stderr
