@@ -11,8 +11,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     from app.launch import build_parser as app_parser
 
-    if not argv or argv[0].startswith("-"):
-        argv = ["app", *argv]  # no command: run the app
+    if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
+        argv = ["app", *argv]  # no command: run the app (`--help` lists the commands)
     parser = argparse.ArgumentParser(prog="python -m app", description="Ask User")
     commands = parser.add_subparsers(dest="command", required=True)
     app_parser(commands.add_parser("app", help="run the app (the default)"))
