@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -21,9 +20,10 @@ from typing import Any
 
 import httpx
 
-from app.device import DeviceCore, LocalStore, Settings
+from app.device import DeviceCore, LocalStore
 
 from .adapter import NOT_ALLOWED, ChannelAdapter
+from .joining import JoinError, join
 from .messages import MessageMap
 from .render import Button, callback_data, parse_callback
 
@@ -215,9 +215,10 @@ async def serve(
     bot_token: str,
     public_key: str,
     channels: list[str],
-    gateway_url: str,
-    device_token: str,
     data_dir: Path,
+    gateway_url: str | None = None,
+    device_token: str | None = None,
+    pair_link: str | None = None,
     host: str = "127.0.0.1",
     port: int = 3001,
     api_url: str = DEFAULT_API_URL,
@@ -228,7 +229,9 @@ async def serve(
 
     stop = stop or asyncio.Event()
     core = DeviceCore(LocalStore(data_dir / "discord-device.sqlite3"))
-    core.configure(Settings(gateway_url, device_token, "Discord"))
+    await join(
+        core, "Discord", gateway_url=gateway_url, device_token=device_token, pair_link=pair_link
+    )
     messages = MessageMap(data_dir / "discord-messages.sqlite3")
     async with httpx.AsyncClient(headers={"Authorization": f"Bot {bot_token}"}, timeout=30) as http:
         api = DiscordApi(http, api_url)
@@ -260,16 +263,13 @@ def build_parser(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--api-url", default=DEFAULT_API_URL, help="the REST API root")
     parser.add_argument("--data-dir", type=Path, default=None, help="where its two files live")
+    parser.add_argument(
+        "--pair", metavar="LINK", help="pair with the gateway by a link from python -m app pair"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    names = (
-        TOKEN_ENV,
-        PUBLIC_KEY_ENV,
-        CHANNELS_ENV,
-        "ASK_USER_GATEWAY_URL",
-        "ASK_USER_DEVICE_TOKEN",
-    )
+    names = (TOKEN_ENV, PUBLIC_KEY_ENV, CHANNELS_ENV)
     if missing := [name for name in names if not os.environ.get(name)]:
         print(f"error: set {', '.join(missing)}", file=sys.stderr)
         return 2
@@ -282,18 +282,24 @@ def run(args: argparse.Namespace) -> int:
         f"http://{args.host}:{args.port}/discord/interactions",
         flush=True,
     )
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         asyncio.run(
             serve(
                 bot_token=os.environ[TOKEN_ENV],
                 public_key=os.environ[PUBLIC_KEY_ENV],
                 channels=channels,
-                gateway_url=os.environ["ASK_USER_GATEWAY_URL"],
-                device_token=os.environ["ASK_USER_DEVICE_TOKEN"],
+                gateway_url=os.environ.get("ASK_USER_GATEWAY_URL"),
+                device_token=os.environ.get("ASK_USER_DEVICE_TOKEN"),
+                pair_link=args.pair,
                 data_dir=args.data_dir or app_data_dir() / "discord",
                 host=args.host,
                 port=args.port,
                 api_url=args.api_url,
             )
         )
+    except JoinError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
     return 0

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import sys
 from pathlib import Path
 
-from app.device import DeviceCore, LocalStore, Settings
+from app.device import DeviceCore, LocalStore
 
 from .adapter import ChannelAdapter
+from .joining import JoinError, join
 from .messages import MessageMap
 from .render import Button
 
@@ -93,9 +93,10 @@ async def serve(
     *,
     bot_token: str,
     chats: list[str],
-    gateway_url: str,
-    device_token: str,
     data_dir: Path,
+    gateway_url: str | None = None,
+    device_token: str | None = None,
+    pair_link: str | None = None,
     api_url: str = DEFAULT_API_URL,
     poll_seconds: int = POLL_SECONDS,
     stop: asyncio.Event | None = None,
@@ -107,7 +108,9 @@ async def serve(
 
     stop = stop or asyncio.Event()
     core = DeviceCore(LocalStore(data_dir / "telegram-device.sqlite3"))
-    core.configure(Settings(gateway_url, device_token, "Telegram"))
+    await join(
+        core, "Telegram", gateway_url=gateway_url, device_token=device_token, pair_link=pair_link
+    )
     messages = MessageMap(data_dir / "telegram-messages.sqlite3")
     bot = Bot(bot_token, base_url=f"{api_url.rstrip('/')}/bot")
     async with bot:
@@ -146,14 +149,13 @@ def build_parser(parser: argparse.ArgumentParser) -> None:
         "--api-url", default=DEFAULT_API_URL, help="Bot API server root (a self-hosted one)"
     )
     parser.add_argument("--data-dir", type=Path, default=None, help="where its two files live")
+    parser.add_argument(
+        "--pair", metavar="LINK", help="pair with the gateway by a link from python -m app pair"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    missing = [
-        name
-        for name in (TOKEN_ENV, CHATS_ENV, "ASK_USER_GATEWAY_URL", "ASK_USER_DEVICE_TOKEN")
-        if not os.environ.get(name)
-    ]
+    missing = [name for name in (TOKEN_ENV, CHATS_ENV) if not os.environ.get(name)]
     if missing:
         print(f"error: set {', '.join(missing)}", file=sys.stderr)
         return 2
@@ -168,15 +170,21 @@ def run(args: argparse.Namespace) -> int:
     chats = [c.strip() for c in os.environ[CHATS_ENV].split(",") if c.strip()]
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     print(f"Telegram: answering from chat(s) {', '.join(chats)}", flush=True)
-    with contextlib.suppress(KeyboardInterrupt):
+    try:
         asyncio.run(
             serve(
                 bot_token=os.environ[TOKEN_ENV],
                 chats=chats,
-                gateway_url=os.environ["ASK_USER_GATEWAY_URL"],
-                device_token=os.environ["ASK_USER_DEVICE_TOKEN"],
+                gateway_url=os.environ.get("ASK_USER_GATEWAY_URL"),
+                device_token=os.environ.get("ASK_USER_DEVICE_TOKEN"),
+                pair_link=args.pair,
                 data_dir=data_dir,
                 api_url=args.api_url,
             )
         )
+    except JoinError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
     return 0

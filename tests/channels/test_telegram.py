@@ -36,7 +36,8 @@ SEVERAL = [
 class Adapter:
     """`serve()` on its own thread and loop, stopped on request (as a process would be)."""
 
-    def __init__(self, fake: FakeTelegram, gateway, data_dir) -> None:
+    def __init__(self, fake: FakeTelegram, gateway, data_dir, **joining: Any) -> None:
+        joining = joining or {"gateway_url": gateway.url, "device_token": DEVICE_TOKEN}
         self._loop = asyncio.new_event_loop()
         self._stop = asyncio.Event()
         self._thread = threading.Thread(
@@ -45,9 +46,8 @@ class Adapter:
                 serve(
                     bot_token=BOT_TOKEN,
                     chats=[str(CHAT)],
-                    gateway_url=gateway.url,
-                    device_token=DEVICE_TOKEN,
                     data_dir=data_dir,
+                    **joining,
                     api_url=fake.url,
                     poll_seconds=1,
                     stop=self._stop,
@@ -215,6 +215,22 @@ def test_a_restart_sends_no_duplicate_and_keeps_the_message(fake, gateway, tmp_p
         second.stop()
 
 
+def test_paired_by_a_link_like_a_phone_then_restarted_without_it(fake, gateway, tmp_path):
+    link = gateway.admin.post("/v1/pairings", json={"gatewayUrl": gateway.url}).json()["link"]
+    first = Adapter(fake, gateway, tmp_path / "telegram", pair_link=link)
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    devices = gateway.admin.get("/v1/devices").json()["devices"]
+    assert [d["name"] for d in devices] == ["Telegram"]  # its own token, revocable on its own
+    first.stop()
+    second = Adapter(fake, gateway, tmp_path / "telegram", pair_link=None)  # as paired before
+    try:
+        fake.press(CHAT, message, _button(fake, message, "Production"))
+        assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+    finally:
+        second.stop()
+
+
 def test_the_command_says_what_is_missing(tmp_path):
     import os
     import subprocess
@@ -230,5 +246,15 @@ def test_the_command_says_what_is_missing(tmp_path):
         timeout=60,
     )
     assert done.returncode == 2
-    assert "ASK_USER_TELEGRAM_CHAT_ID" in done.stderr and "ASK_USER_DEVICE_TOKEN" in done.stderr
+    assert "ASK_USER_TELEGRAM_CHAT_ID" in done.stderr
     assert "ASK_USER_TELEGRAM_TOKEN" not in done.stderr
+    env["ASK_USER_TELEGRAM_CHAT_ID"] = str(CHAT)
+    unpaired = subprocess.run(
+        [sys.executable, "-m", "app", "telegram", "--data-dir", str(tmp_path / "tg")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert unpaired.returncode == 2
+    assert "--pair" in unpaired.stderr and "ASK_USER_DEVICE_TOKEN" in unpaired.stderr
