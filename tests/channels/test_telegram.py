@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -64,16 +64,31 @@ class Adapter:
 
 
 class Agent:
+    """`ask_user` on a thread; stopped when its test ends (an agent left asking would go on
+    polling, with jittered backoff, into later tests)."""
+
+    running: ClassVar[list[Agent]] = []
+
     def __init__(self, gateway, questions: list[dict], session: str = "tg") -> None:
         self.result: dict[str, Any] | None = None
+        self._abort = threading.Event()
 
         def ask() -> None:
             self.result = ask_user(
-                questions, session_key=session, gateway_url=gateway.url, token=AGENT_TOKEN
+                questions,
+                session_key=session,
+                gateway_url=gateway.url,
+                token=AGENT_TOKEN,
+                abort=self._abort,
             )
 
         self._thread = threading.Thread(target=ask, daemon=True)
         self._thread.start()
+        Agent.running.append(self)
+
+    def stop(self) -> None:
+        self._abort.set()
+        self._thread.join(30)
 
     def wait(self) -> dict[str, Any]:
         self._thread.join(30)
