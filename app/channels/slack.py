@@ -16,7 +16,6 @@ import hmac
 import json
 import logging
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -24,12 +23,16 @@ from urllib.parse import parse_qs
 
 import httpx
 
-from app.device import DeviceCore, LocalStore
-
 from .adapter import ChannelAdapter
-from .joining import JoinError, join
-from .messages import MessageMap
 from .render import Button
+from .runtime import (
+    Joining,
+    JsonEndpoint,
+    add_arguments,
+    chat_ids,
+    run_command,
+    serve_callbacks,
+)
 
 log = logging.getLogger("ask_user.channels.slack")
 
@@ -120,33 +123,12 @@ class SlackApi:
         await self._call("chat.postMessage", payload)
 
 
-class SlackEndpoints:
-    """The ASGI app Slack calls: interactions (button presses) and events (thread replies)."""
+class SlackEndpoints(JsonEndpoint):
+    """What Slack calls: interactions (button presses) and events (thread replies)."""
 
     def __init__(self, adapter: ChannelAdapter, secret: str) -> None:
         self.adapter = adapter
         self.secret = secret
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            return
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        status, answer = await self.handle(scope["method"], scope["path"], headers, body)
-        data = json.dumps(answer).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": data})
 
     async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
         if method != "POST" or path not in ("/slack/interactions", "/slack/events"):
@@ -183,96 +165,48 @@ async def serve(
     signing_secret: str,
     channels: list[str],
     data_dir: Path,
-    gateway_url: str | None = None,
-    device_token: str | None = None,
-    pair_link: str | None = None,
+    joining: Joining,
     host: str = "127.0.0.1",
     port: int = 3000,
     api_url: str = DEFAULT_API_URL,
     stop: asyncio.Event | None = None,
     started: Any = None,
 ) -> None:
-    import uvicorn
-
-    stop = stop or asyncio.Event()
-    core = DeviceCore(LocalStore(data_dir / "slack-device.sqlite3"))
-    await join(
-        core, "Slack", gateway_url=gateway_url, device_token=device_token, pair_link=pair_link
+    await serve_callbacks(
+        "Slack",
+        data_dir,
+        joining,
+        channels,
+        authorization=f"Bearer {bot_token}",
+        make_api=lambda http: SlackApi(http, api_url),
+        make_endpoint=lambda adapter, _api: SlackEndpoints(adapter, signing_secret),
+        host=host,
+        port=port,
+        stop=stop,
+        started=started,
     )
-    messages = MessageMap(data_dir / "slack-messages.sqlite3")
-    async with httpx.AsyncClient(
-        headers={"Authorization": f"Bearer {bot_token}"}, timeout=30
-    ) as http:
-        adapter = ChannelAdapter(core, messages, SlackApi(http, api_url), channels)
-        unsubscribe = core.subscribe(adapter.changed)
-        core.start()
-        server = uvicorn.Server(
-            uvicorn.Config(
-                SlackEndpoints(adapter, signing_secret),
-                host=host,
-                port=port,
-                log_level="warning",
-                lifespan="off",
-            )
-        )
-        serving = asyncio.create_task(server.serve())
-        try:
-            await adapter.reconcile()
-            while not server.started:
-                await asyncio.sleep(0.01)
-            if started is not None:
-                started(server)
-            await stop.wait()
-        finally:
-            server.should_exit = True
-            await serving
-            unsubscribe()
-            await core.stop()
-            messages.close()
 
 
 def build_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--host", default="127.0.0.1", help="where Slack's requests arrive")
-    parser.add_argument("--port", type=int, default=3000)
-    parser.add_argument("--api-url", default=DEFAULT_API_URL, help="the Web API root")
-    parser.add_argument("--data-dir", type=Path, default=None, help="where its two files live")
-    parser.add_argument(
-        "--pair", metavar="LINK", help="pair with the gateway by a link from python -m app pair"
-    )
+    add_arguments(parser, DEFAULT_API_URL, port=3000)
 
 
 def run(args: argparse.Namespace) -> int:
-    names = (TOKEN_ENV, SECRET_ENV, CHANNELS_ENV)
-    if missing := [name for name in names if not os.environ.get(name)]:
-        print(f"error: set {', '.join(missing)}", file=sys.stderr)
-        return 2
-    from app.device import app_data_dir
-
-    channels = [c.strip() for c in os.environ[CHANNELS_ENV].split(",") if c.strip()]
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    print(
+    channels = chat_ids(CHANNELS_ENV)
+    return run_command(
+        "Slack",
+        (TOKEN_ENV, SECRET_ENV, CHANNELS_ENV),
+        args,
         f"Slack: answering from {', '.join(channels)}; request URLs "
         f"http://{args.host}:{args.port}/slack/interactions and /slack/events",
-        flush=True,
+        lambda joining, data_dir: serve(
+            bot_token=os.environ[TOKEN_ENV],
+            signing_secret=os.environ[SECRET_ENV],
+            channels=channels,
+            data_dir=data_dir,
+            joining=joining,
+            host=args.host,
+            port=args.port,
+            api_url=args.api_url,
+        ),
     )
-    try:
-        asyncio.run(
-            serve(
-                bot_token=os.environ[TOKEN_ENV],
-                signing_secret=os.environ[SECRET_ENV],
-                channels=channels,
-                gateway_url=os.environ.get("ASK_USER_GATEWAY_URL"),
-                device_token=os.environ.get("ASK_USER_DEVICE_TOKEN"),
-                pair_link=args.pair,
-                data_dir=args.data_dir or app_data_dir() / "slack",
-                host=args.host,
-                port=args.port,
-                api_url=args.api_url,
-            )
-        )
-    except JoinError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0

@@ -14,12 +14,9 @@ import os
 import sys
 from pathlib import Path
 
-from app.device import DeviceCore, LocalStore
-
 from .adapter import ChannelAdapter
-from .joining import JoinError, join
-from .messages import MessageMap
 from .render import Button
+from .runtime import Joining, add_arguments, chat_ids, joined_device, run_command, running
 
 log = logging.getLogger("ask_user.channels.telegram")
 
@@ -94,9 +91,7 @@ async def serve(
     bot_token: str,
     chats: list[str],
     data_dir: Path,
-    gateway_url: str | None = None,
-    device_token: str | None = None,
-    pair_link: str | None = None,
+    joining: Joining,
     api_url: str = DEFAULT_API_URL,
     poll_seconds: int = POLL_SECONDS,
     stop: asyncio.Event | None = None,
@@ -107,84 +102,51 @@ async def serve(
     from telegram.error import NetworkError
 
     stop = stop or asyncio.Event()
-    core = DeviceCore(LocalStore(data_dir / "telegram-device.sqlite3"))
-    await join(
-        core, "Telegram", gateway_url=gateway_url, device_token=device_token, pair_link=pair_link
-    )
-    messages = MessageMap(data_dir / "telegram-messages.sqlite3")
+    core = await joined_device("Telegram", data_dir, joining)
     bot = Bot(bot_token, base_url=f"{api_url.rstrip('/')}/bot")
-    async with bot:
-        adapter = ChannelAdapter(core, messages, TelegramApi(bot), chats)
-        unsubscribe = core.subscribe(adapter.changed)
-        core.start()
-        try:
-            await adapter.reconcile()
-            offset = int(messages.get_meta("offset", "0"))
-            while not stop.is_set():
+    async with bot, running(core, "Telegram", data_dir, TelegramApi(bot), chats) as adapter:
+        offset = int(adapter.messages.get_meta("offset", "0"))
+        while not stop.is_set():
+            try:
+                updates = await bot.get_updates(
+                    offset=offset or None,
+                    timeout=poll_seconds,
+                    allowed_updates=["message", "callback_query"],
+                )
+            except NetworkError as exc:
+                log.warning("Telegram: %s; trying again", exc)
+                await asyncio.sleep(2)
+                continue
+            for update in updates:
                 try:
-                    updates = await bot.get_updates(
-                        offset=offset or None,
-                        timeout=poll_seconds,
-                        allowed_updates=["message", "callback_query"],
-                    )
-                except NetworkError as exc:
-                    log.warning("Telegram: %s; trying again", exc)
-                    await asyncio.sleep(2)
-                    continue
-                for update in updates:
-                    try:
-                        await handle_update(adapter, update)
-                    except Exception:
-                        log.exception("could not handle update %s", update.update_id)
-                    offset = update.update_id + 1
-                    messages.set_meta("offset", str(offset))
-        finally:
-            unsubscribe()
-            await core.stop()
-            messages.close()
+                    await handle_update(adapter, update)
+                except Exception:
+                    log.exception("could not handle update %s", update.update_id)
+                offset = update.update_id + 1
+                adapter.messages.set_meta("offset", str(offset))
 
 
 def build_parser(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--api-url", default=DEFAULT_API_URL, help="Bot API server root (a self-hosted one)"
-    )
-    parser.add_argument("--data-dir", type=Path, default=None, help="where its two files live")
-    parser.add_argument(
-        "--pair", metavar="LINK", help="pair with the gateway by a link from python -m app pair"
-    )
+    add_arguments(parser, DEFAULT_API_URL, port=None)
 
 
 def run(args: argparse.Namespace) -> int:
-    missing = [name for name in (TOKEN_ENV, CHATS_ENV) if not os.environ.get(name)]
-    if missing:
-        print(f"error: set {', '.join(missing)}", file=sys.stderr)
-        return 2
     try:
         import telegram  # noqa: F401
     except ImportError:
         print("error: pip install 'ask-user[telegram]'", file=sys.stderr)
         return 2
-    from app.device import app_data_dir
-
-    data_dir = args.data_dir or app_data_dir() / "telegram"
-    chats = [c.strip() for c in os.environ[CHATS_ENV].split(",") if c.strip()]
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
-    print(f"Telegram: answering from chat(s) {', '.join(chats)}", flush=True)
-    try:
-        asyncio.run(
-            serve(
-                bot_token=os.environ[TOKEN_ENV],
-                chats=chats,
-                gateway_url=os.environ.get("ASK_USER_GATEWAY_URL"),
-                device_token=os.environ.get("ASK_USER_DEVICE_TOKEN"),
-                pair_link=args.pair,
-                data_dir=data_dir,
-                api_url=args.api_url,
-            )
-        )
-    except JoinError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        pass
-    return 0
+    chats = chat_ids(CHATS_ENV)
+    return run_command(
+        "Telegram",
+        (TOKEN_ENV, CHATS_ENV),
+        args,
+        f"Telegram: answering from chat(s) {', '.join(chats)}",
+        lambda joining, data_dir: serve(
+            bot_token=os.environ[TOKEN_ENV],
+            chats=chats,
+            data_dir=data_dir,
+            joining=joining,
+            api_url=args.api_url,
+        ),
+    )

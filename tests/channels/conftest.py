@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_telegram import Agent
+from .harness import Agent
 
 
 @pytest.fixture(autouse=True)

@@ -3,19 +3,15 @@ the messages the adapter creates and edits."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
-import threading
-import time
-
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from .harness import LocalServer
 
-class FakeDiscord:
+
+class FakeDiscord(LocalServer):
     def __init__(self, token: str) -> None:
         self.token = token
         self.messages: dict[tuple[str, str], dict] = {}  # (channel, id) → latest
@@ -27,29 +23,7 @@ class FakeDiscord:
                 Route("/channels/{channel}/messages/{message}", self._edit, methods=["PATCH"]),
             ]
         )
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        self._sock = sock
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._server.serve(sockets=[sock])), daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> FakeDiscord:
-        self._thread.start()
-        while not self._server.started:
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._sock.close()
+        super().__init__(app)
 
     def buttons(self, channel: str, message: str) -> dict[str, str]:
         rows = self.messages[(channel, message)].get("components") or []

@@ -4,19 +4,15 @@ response_url."""
 
 from __future__ import annotations
 
-import asyncio
-import socket
-import threading
-import time
-
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from .harness import LocalServer
 
-class FakeSlack:
+
+class FakeSlack(LocalServer):
     def __init__(self, token: str) -> None:
         self.token = token
         self.calls: list[tuple[str, dict]] = []
@@ -29,29 +25,7 @@ class FakeSlack:
                 Route("/respond/{press}", self._respond, methods=["POST"]),
             ]
         )
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        self._sock = sock
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._server.serve(sockets=[sock])), daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> FakeSlack:
-        self._thread.start()
-        while not self._server.started:
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._sock.close()
+        super().__init__(app)
 
     def posted(self) -> list[dict]:
         return [p for m, p in self.calls if m == "chat.postMessage"]

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from .harness import LocalServer
+
 BOT = {"id": 777, "is_bot": True, "first_name": "Ask User", "username": "ask_user_bot"}
 
 
-class FakeTelegram:
+class FakeTelegram(LocalServer):
     def __init__(self, token: str) -> None:
         self.token = token
         self.calls: list[tuple[str, dict]] = []
@@ -30,29 +30,7 @@ class FakeTelegram:
         self._next_update = 1
         self._lock = threading.Lock()
         app = Starlette(routes=[Route("/bot{token}/{method}", self._call, methods=["GET", "POST"])])
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
-        self._sock = sock
-        self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._server.serve(sockets=[sock])), daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self) -> FakeTelegram:
-        self._thread.start()
-        while not self._server.started:
-            time.sleep(0.01)
-        return self
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(10)
-        self._sock.close()
+        super().__init__(app)
 
     # ---- what a test does ---------------------------------------------------------------
 

@@ -4,9 +4,7 @@ stand-in for the REST API."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 
 import httpx
 import pytest
@@ -15,10 +13,11 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from app.channels import adapter as channel
 from app.channels.discord import serve
+from app.channels.runtime import Joining
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 from .fake_discord import FakeDiscord
-from .test_telegram import SEVERAL, SINGLE, Agent
+from .harness import SEVERAL, SINGLE, Agent, RunningChannel
 
 BOT_TOKEN = "discord-bot-token"
 CHANNEL = "112233445566"
@@ -26,32 +25,22 @@ KEY = Ed25519PrivateKey.generate()
 PUBLIC_KEY = KEY.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw).hex()
 
 
-class DiscordAdapter:
+class DiscordAdapter(RunningChannel):
     def __init__(self, fake: FakeDiscord, gateway, data_dir) -> None:
         self.port = free_port()
-        self._loop = asyncio.new_event_loop()
-        self._stop = asyncio.Event()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(
-            target=self._loop.run_until_complete,
-            args=(
-                serve(
-                    bot_token=BOT_TOKEN,
-                    public_key=PUBLIC_KEY,
-                    channels=[CHANNEL],
-                    gateway_url=gateway.url,
-                    device_token=DEVICE_TOKEN,
-                    data_dir=data_dir,
-                    port=self.port,
-                    api_url=fake.url,
-                    stop=self._stop,
-                    started=lambda _server: self._ready.set(),
-                ),
-            ),
-            daemon=True,
+        super().__init__(
+            lambda stop, started: serve(
+                bot_token=BOT_TOKEN,
+                public_key=PUBLIC_KEY,
+                channels=[CHANNEL],
+                data_dir=data_dir,
+                joining=Joining(gateway.url, DEVICE_TOKEN),
+                port=self.port,
+                api_url=fake.url,
+                stop=stop,
+                started=started,
+            )
         )
-        self._thread.start()
-        assert self._ready.wait(20)
 
     def interact(self, interaction: dict, key: Ed25519PrivateKey = KEY) -> httpx.Response:
         body = json.dumps(interaction).encode()
@@ -64,10 +53,6 @@ class DiscordAdapter:
         return httpx.post(
             f"http://127.0.0.1:{self.port}/discord/interactions", content=body, headers=headers
         )
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(20)
 
 
 def _component(message: str, custom_id: str, channel_id: str = CHANNEL) -> dict:

@@ -3,9 +3,7 @@ receiving presses signed with the signing secret, and a local stand-in for the W
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
 import time
 from urllib.parse import urlencode
 
@@ -13,51 +11,38 @@ import httpx
 import pytest
 
 from app.channels import adapter as channel
+from app.channels.runtime import Joining
 from app.channels.slack import serve, signature
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 from .fake_slack import FakeSlack
-from .test_telegram import SINGLE, Agent
+from .harness import SINGLE, Agent, RunningChannel
 
 BOT_TOKEN = "xoxb-test-token"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 CHANNEL = "C0ASKUSER"
 
 
-class SlackAdapter:
+class SlackAdapter(RunningChannel):
     def __init__(self, fake: FakeSlack, gateway, data_dir) -> None:
         self.port = free_port()
-        self._loop = asyncio.new_event_loop()
-        self._stop = asyncio.Event()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(
-            target=self._loop.run_until_complete,
-            args=(
-                serve(
-                    bot_token=BOT_TOKEN,
-                    signing_secret=SECRET,
-                    channels=[CHANNEL],
-                    gateway_url=gateway.url,
-                    device_token=DEVICE_TOKEN,
-                    data_dir=data_dir,
-                    port=self.port,
-                    api_url=f"{fake.url}/api",
-                    stop=self._stop,
-                    started=lambda _server: self._ready.set(),
-                ),
-            ),
-            daemon=True,
+        super().__init__(
+            lambda stop, started: serve(
+                bot_token=BOT_TOKEN,
+                signing_secret=SECRET,
+                channels=[CHANNEL],
+                data_dir=data_dir,
+                joining=Joining(gateway.url, DEVICE_TOKEN),
+                port=self.port,
+                api_url=f"{fake.url}/api",
+                stop=stop,
+                started=started,
+            )
         )
-        self._thread.start()
-        assert self._ready.wait(20)
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(20)
 
 
 def _signed(body: bytes, secret: str = SECRET, age: int = 0) -> dict[str, str]:

@@ -3,97 +3,42 @@ a local Bot API server that records what the bot sends and hands out presses and
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from typing import Any, ClassVar
-
 import pytest
 
-from app.agent import ask_user
 from app.channels import adapter as channel
 from app.channels.render import MAX_CALLBACK_BYTES
+from app.channels.runtime import Joining
 from app.channels.telegram import serve
-from tests.support import AGENT_TOKEN, DEVICE_TOKEN, prompt_body, wait_until
+from tests.support import DEVICE_TOKEN, wait_until
 
 from .fake_telegram import FakeTelegram
+from .harness import SEVERAL, SINGLE, Agent, RunningChannel
 
 BOT_TOKEN = "123456:test-bot-token"
 CHAT = 4242
 OUTSIDER = 9999
-SINGLE = prompt_body()["questions"]
-SEVERAL = [
-    SINGLE[0],
-    {
-        "id": "features",
-        "header": "Features",
-        "question": "Which ones?",
-        "multiSelect": True,
-        "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Dark mode"}],
-    },
-]
 
 
-class Adapter:
-    """`serve()` on its own thread and loop, stopped on request (as a process would be)."""
-
-    def __init__(self, fake: FakeTelegram, gateway, data_dir, **joining: Any) -> None:
-        joining = joining or {"gateway_url": gateway.url, "device_token": DEVICE_TOKEN}
-        self._loop = asyncio.new_event_loop()
-        self._stop = asyncio.Event()
-        self._thread = threading.Thread(
-            target=self._loop.run_until_complete,
-            args=(
-                serve(
-                    bot_token=BOT_TOKEN,
-                    chats=[str(CHAT)],
-                    data_dir=data_dir,
-                    **joining,
-                    api_url=fake.url,
-                    poll_seconds=1,
-                    stop=self._stop,
-                ),
-            ),
-            daemon=True,
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(20)
-        assert not self._thread.is_alive()
+def running_telegram(fake: FakeTelegram, data_dir, joining: Joining) -> RunningChannel:
+    return RunningChannel(
+        lambda stop, _started: serve(
+            bot_token=BOT_TOKEN,
+            chats=[str(CHAT)],
+            data_dir=data_dir,
+            joining=joining,
+            api_url=fake.url,
+            poll_seconds=1,
+            stop=stop,
+        ),
+        waits_for_start=False,
+    )
 
 
-class Agent:
-    """`ask_user` on a thread; stopped when its test ends (an agent left asking would go on
-    polling, with jittered backoff, into later tests)."""
-
-    running: ClassVar[list[Agent]] = []
-
-    def __init__(self, gateway, questions: list[dict], session: str = "tg") -> None:
-        self.result: dict[str, Any] | None = None
-        self._abort = threading.Event()
-
-        def ask() -> None:
-            self.result = ask_user(
-                questions,
-                session_key=session,
-                gateway_url=gateway.url,
-                token=AGENT_TOKEN,
-                abort=self._abort,
-            )
-
-        self._thread = threading.Thread(target=ask, daemon=True)
-        self._thread.start()
-        Agent.running.append(self)
-
-    def stop(self) -> None:
-        self._abort.set()
-        self._thread.join(30)
-
-    def wait(self) -> dict[str, Any]:
-        self._thread.join(30)
-        assert self.result is not None
-        return self.result
+def Adapter(fake: FakeTelegram, gateway, data_dir, pair_link: str | None = "") -> RunningChannel:
+    """With a token (the default), by a pairing link, or (None) as paired before."""
+    if pair_link == "":
+        return running_telegram(fake, data_dir, Joining(gateway.url, DEVICE_TOKEN))
+    return running_telegram(fake, data_dir, Joining(pair_link=pair_link))
 
 
 @pytest.fixture
