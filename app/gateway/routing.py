@@ -111,7 +111,6 @@ class Router:
         state: Any,
         lifespan: Callable[[dict, Any, Any], Awaitable[None]] | None = None,
     ) -> None:
-        self.endpoints = endpoints
         self.state = state  # .gateway and .auth, set at start-up
         self.lifespan = lifespan
         # Parsed query strings, reused: every device parked at the head sends the same one.
@@ -165,8 +164,7 @@ class Router:
             response = error_response(
                 ProtocolError(ErrorCode.INTERNAL, "the gateway failed; it is logged")
             )
-        if response is not None:
-            await response(scope, receive, send)
+        await response(scope, receive, send)
 
     async def _respond(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from app.protocol import (
@@ -42,10 +43,24 @@ def _not_found(prompt_id: str) -> ProtocolError:
     return ProtocolError(ErrorCode.NOT_FOUND, f"no prompt with id {prompt_id!r}")
 
 
-def request_hash(action: str, request: dict[str, Any]) -> str:
-    """What a request asked for, so a key reused for a different request is told apart."""
-    text = json.dumps([action, request], sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(text.encode()).hexdigest()
+@dataclass(frozen=True)
+class IdempotencyKey:
+    """Where a key's response is kept, and a hash of the request it came with, so the same key
+    sent with a different request is told apart from a retry."""
+
+    scope: str
+    asked: str
+
+    @classmethod
+    def of(cls, scope: str, action: str, request: dict[str, Any]) -> IdempotencyKey:
+        text = json.dumps([action, request], sort_keys=True, ensure_ascii=False)
+        return cls(scope, hashlib.sha256(text.encode()).hexdigest())
+
+
+def _device_key(
+    prompt_id: str, key: str | None, action: str, request: dict[str, Any]
+) -> IdempotencyKey | None:
+    return IdempotencyKey.of(f"device:{prompt_id}:{key}", action, request) if key else None
 
 
 def _conflict(what: str) -> ProtocolError:
@@ -93,13 +108,12 @@ class Gateway:
 
     def create(self, owner: str, request: CreatePromptRequest) -> tuple[PromptRecord, bool]:
         """A new pending prompt (True), or the one this agent already made with this requestId."""
-        scope = f"create:{owner}:{request.request_id}" if request.request_id else None
-        asked = request_hash("create", request.to_wire()) if scope else ""
-        if scope and (seen := self.store.remembered(scope)):
-            body, seen_hash = seen
-            if seen_hash and seen_hash != asked:
-                raise _conflict("requestId")
-            record, _ = self.store.get(body["promptId"]) or (None, None)
+        key = None
+        if request.request_id:
+            scope = f"create:{owner}:{request.request_id}"
+            key = IdempotencyKey.of(scope, "create", request.to_wire())
+        if (seen := self._replayed(key, "requestId")) is not None:
+            record, _ = self.store.get(seen["promptId"]) or (None, None)
             if record is not None:
                 return self._settled(record), False
         existing = self.store.pending_in_session(request.session_key, request.agent_id)
@@ -128,8 +142,8 @@ class Gateway:
         with self.store.transaction():
             self.store.insert(record, owner, expires)
             event = self.store.append_event("prompt.created", record, now)
-            if scope:
-                self.store.remember(scope, {"promptId": record.id}, asked, now)
+            if key:
+                self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
         self.deadlines.add(expires, record.id)
         self.feed.committed(event)
         if self.on_created is not None:
@@ -182,13 +196,11 @@ class Gateway:
         idempotency_key: str | None,
     ) -> dict[str, Any]:
         """First answer wins; a retried idempotency key gets the original 200 body."""
+        request = {"answers": answers, "deviceId": device_id}
         return self._answered(
             prompt_id,
             device_id,
-            idempotency_key,
-            request_hash("answer", {"answers": answers, "deviceId": device_id})
-            if idempotency_key
-            else "",
+            _device_key(prompt_id, idempotency_key, "answer", request),
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
@@ -196,11 +208,11 @@ class Gateway:
         self, prompt_id: str, text: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
         """A plain-text reply, read by the contract's rules, then answered like any answer."""
+        request = {"text": text, "deviceId": device_id}
         return self._answered(
             prompt_id,
             device_id,
-            idempotency_key,
-            request_hash("reply", {"text": text, "deviceId": device_id}) if idempotency_key else "",
+            _device_key(prompt_id, idempotency_key, "reply", request),
             lambda record: parse_reply(record.questions, text),
         )
 
@@ -208,56 +220,55 @@ class Gateway:
         self,
         prompt_id: str,
         device_id: str | None,
-        key: str | None,
-        asked: str,
+        key: IdempotencyKey | None,
         answers_for: Callable[[PromptRecord], dict[str, list[str]]],
     ) -> dict[str, Any]:
         return self._device_change(
             prompt_id,
             key,
-            asked,
-            lambda record, scope: self._resolve(
+            lambda record: self._resolve(
                 record,
                 "answered",
                 ResolvedBy(kind="device", device_id=device_id),
                 answers=answers_for(record),
-                idempotency=(scope, asked),
+                key=key,
             ),
         )
 
     def dismiss(
         self, prompt_id: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
-        asked = request_hash("dismiss", {"deviceId": device_id})
+        key = _device_key(prompt_id, idempotency_key, "dismiss", {"deviceId": device_id})
         return self._device_change(
             prompt_id,
-            idempotency_key,
-            asked,
-            lambda record, scope: self._resolve(
-                record,
-                "dismissed",
-                ResolvedBy(kind="device", device_id=device_id),
-                idempotency=(scope, asked),
+            key,
+            lambda record: self._resolve(
+                record, "dismissed", ResolvedBy(kind="device", device_id=device_id), key=key
             ),
         )
 
     def _device_change(
         self,
         prompt_id: str,
-        key: str | None,
-        asked: str,
-        change: Callable[[PromptRecord, str | None], PromptRecord],
+        key: IdempotencyKey | None,
+        change: Callable[[PromptRecord], PromptRecord],
     ) -> dict[str, Any]:
-        scope = f"device:{prompt_id}:{key}" if key else None
-        if scope and (seen := self.store.remembered(scope)) is not None:
-            body, seen_hash = seen
-            if seen_hash and seen_hash != asked:
-                raise _conflict("idempotencyKey")
-            return body
+        if (seen := self._replayed(key, "idempotencyKey")) is not None:
+            return seen
         record = self.get(prompt_id)
         if not record.is_pending:
             raise _already_resolved(record)
-        return change(record, scope).to_wire()
+        return change(record).to_wire()
+
+    def _replayed(self, key: IdempotencyKey | None, what: str) -> dict[str, Any] | None:
+        """The response kept for `key`; 409 when the key came with a different request."""
+        seen = self.store.remembered(key.scope) if key else None
+        if seen is None:
+            return None
+        body, seen_hash = seen
+        if seen_hash and seen_hash != key.asked:  # '': kept before requests were hashed
+            raise _conflict(what)
+        return body
 
     # ---- deadlines ---------------------------------------------------------------------
 
@@ -282,7 +293,7 @@ class Gateway:
         status: str,
         resolved_by: ResolvedBy,
         answers: dict[str, list[str]] | None = None,
-        idempotency: tuple[str | None, str] | None = None,
+        key: IdempotencyKey | None = None,
     ) -> PromptRecord:
         """Move a pending record to its terminal status, durably, with its event and key."""
         now = self.clock.now_ms()
@@ -299,8 +310,8 @@ class Gateway:
             if not self.store.resolve(resolved, now):
                 raise _already_resolved(self.get(record.id))
             event = self.store.append_event("prompt.resolved", resolved, now)
-            if idempotency and idempotency[0]:
-                self.store.remember(idempotency[0], resolved.to_wire(), idempotency[1], now)
+            if key:
+                self.store.remember(key.scope, resolved.to_wire(), key.asked, now)
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).
         self.waiters.prompt_resolved(record.id)
         self.feed.committed(event)

@@ -15,10 +15,6 @@ class Waiters:
         self._results: dict[str, set[asyncio.Future[None]]] = {}
         self._closing = False  # the gateway is stopping: nothing waits any more
 
-    @property
-    def result_waits(self) -> int:
-        return sum(len(waiting) for waiting in self._results.values())
-
     async def result_of(self, prompt_id: str, timeout: float) -> bool:
         """Wait until the prompt leaves pending, or `timeout` passes; True if woken."""
         if timeout <= 0 or self._closing:
