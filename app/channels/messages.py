@@ -34,6 +34,13 @@ class Message:
     summarized: bool
 
 
+def _message(row: tuple) -> Message:
+    key, prompt_id, chat_id, message_id, view, summarized = row
+    return Message(
+        key, prompt_id, chat_id, message_id, View.from_json(json.loads(view)), bool(summarized)
+    )
+
+
 class MessageMap:
     def __init__(self, path: Path | str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -44,37 +51,22 @@ class MessageMap:
     def close(self) -> None:
         self._db.close()
 
-    def _row(self, row: tuple | None) -> Message | None:
-        if row is None:
-            return None
-        return Message(
-            row[0], row[1], row[2], row[3], View.from_json(json.loads(row[4])), bool(row[5])
-        )
-
-    _COLUMNS = "key, prompt_id, chat_id, message_id, view, summarized"
+    def _one(self, where: str, params: tuple) -> Message | None:
+        row = self._db.execute(
+            "SELECT key, prompt_id, chat_id, message_id, view, summarized FROM messages "
+            f"WHERE {where}",
+            params,
+        ).fetchone()
+        return _message(row) if row else None
 
     def of_prompt(self, prompt_id: str, chat_id: str) -> Message | None:
-        return self._row(
-            self._db.execute(
-                f"SELECT {self._COLUMNS} FROM messages WHERE prompt_id = ? AND chat_id = ?",
-                (prompt_id, chat_id),
-            ).fetchone()
-        )
+        return self._one("prompt_id = ? AND chat_id = ?", (prompt_id, chat_id))
 
     def by_key(self, key: int) -> Message | None:
-        return self._row(
-            self._db.execute(
-                f"SELECT {self._COLUMNS} FROM messages WHERE key = ?", (key,)
-            ).fetchone()
-        )
+        return self._one("key = ?", (key,))
 
     def by_message(self, chat_id: str, message_id: str) -> Message | None:
-        return self._row(
-            self._db.execute(
-                f"SELECT {self._COLUMNS} FROM messages WHERE chat_id = ? AND message_id = ?",
-                (chat_id, message_id),
-            ).fetchone()
-        )
+        return self._one("chat_id = ? AND message_id = ?", (chat_id, message_id))
 
     def reserve(self, prompt_id: str, chat_id: str) -> Message:
         """The row for a message about to be sent (its key goes in the buttons' data)."""
@@ -99,9 +91,10 @@ class MessageMap:
 
     def open_messages(self) -> list[Message]:
         rows = self._db.execute(
-            f"SELECT {self._COLUMNS} FROM messages WHERE summarized = 0 AND message_id IS NOT NULL"
+            "SELECT key, prompt_id, chat_id, message_id, view, summarized FROM messages "
+            "WHERE summarized = 0 AND message_id IS NOT NULL"
         )
-        return [m for m in (self._row(r) for r in rows) if m is not None]
+        return [_message(row) for row in rows]
 
     def get_meta(self, key: str, default: str = "") -> str:
         row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from app.device import DisplayStatus, TimelineItem
 from app.protocol import PromptRecord
-from app.protocol.render import OTHER_LINE
+from app.protocol.render import OTHER_LINE, option_lines
 
 MAX_CALLBACK_BYTES = 64  # Telegram's limit for a button's data; the tightest of the platforms
 TICK = "✓ "
@@ -75,11 +75,7 @@ def prompt_text(record: PromptRecord, view: View) -> str:
     lines.append(f"{question.header} — {question.question}")
     if question.multi_select:
         lines.append("(choose one or more, then Done)")
-    for number, option in enumerate(question.options, start=1):
-        line = f"{number}. {option.label}"
-        if option.description:
-            line += f" — {option.description}"
-        lines.append(line)
+    lines.extend(option_lines(question))
     lines.append("")
     if len(questions) > 1:
         lines.append(f"{OTHER_LINE}: reply to this message with one line per question, like 1: 2")

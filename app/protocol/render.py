@@ -9,15 +9,19 @@ from .models import Question
 OTHER_LINE = "Other: reply with your own answer"
 
 
-def _option_lines(question: Question, indent: str) -> list[str]:
+def option_lines(question: Question, indent: str = "") -> list[str]:
+    """`1. Label — description`, one per option: the numbers a text reply may use."""
     lines = []
     for number, option in enumerate(question.options, start=1):
         line = f"{indent}{number}. {option.label}"
         if option.description:
             line += f" — {option.description}"
         lines.append(line)
-    lines.append(f"{indent}{OTHER_LINE}")
     return lines
+
+
+def _option_lines(question: Question, indent: str) -> list[str]:
+    return [*option_lines(question, indent), f"{indent}{OTHER_LINE}"]
 
 
 def guidance(questions: Sequence[Question]) -> str:
