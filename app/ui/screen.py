@@ -78,6 +78,7 @@ class Screen:
         # app (so each tab updates its own components), at once in tests.
         self._schedule = schedule or (lambda fn: fn())
         self._reload_pending = False
+        self._waiting_ids: set[str] = set()  # waiting in the store at the last reload
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
@@ -113,10 +114,13 @@ class Screen:
         items = sorted(by_id.values(), key=lambda i: (i.record.created_at, i.id), reverse=True)
         waiting = [i for i in items if i.is_open]
         history = [i for i in items if not i.is_open]
-        known = {i.id for i in state.waiting}
-        new = [i for i in waiting if i.id not in known]
-        arrived = bool(new)
         open_ids = {i.id for i in waiting}
+        # Arrivals are prompts the store did not hold waiting before, whatever the session
+        # filter shows: changing the filter brings no "new" question.
+        everywhere = core.waiting() if state.session else waiting
+        new = [i for i in everywhere if i.id not in self._waiting_ids]
+        self._waiting_ids = {i.id for i in everywhere}
+        arrived = any(i.id in open_ids for i in new)
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
             for i in waiting
@@ -134,9 +138,13 @@ class Screen:
         self._show_linked(open_ids, {i.id for i in history})
         if arrived and was_loaded:
             # A new question comes into view on top, unless the person opened a link to a
-            # card that still waits: that card stays in front of them (the title counts).
-            if state.linked not in open_ids:
+            # card that still waits: the new card above pushes it down, so it is brought back
+            # into view (the title counts the new one).
+            if state.linked in open_ids:
+                state.linked_request += 1
+            else:
                 state.scroll_to_top += 1
+        if new and was_loaded:
             self.on_arrival(new)
 
     def _show_linked(self, open_ids: set[str], history_ids: set[str]) -> None:

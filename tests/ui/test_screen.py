@@ -313,9 +313,10 @@ def test_a_card_opened_by_a_link_stays_in_front_when_others_arrive(screen):
     screen.on_arrival = arrivals.append
     add(screen, record("pr_a", 1))
     assert screen.open_link("askuser://prompt/pr_a")
-    before = screen.state.scroll_to_top
+    before, shown = screen.state.scroll_to_top, screen.state.linked_request
     add(screen, record("pr_b", 2))  # a new question, while the linked card still waits
     assert screen.state.scroll_to_top == before  # no jump away from the card the person opened
+    assert screen.state.linked_request == shown + 1  # brought back into view below the new one
     assert [i.id for i in arrivals[-1]] == ["pr_b"]  # but it is still announced
     add(screen, record("pr_a", 1, status="answered"), record("pr_c", 3))
     assert screen.state.scroll_to_top == before + 1  # the linked card is done: back to normal
