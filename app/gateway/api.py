@@ -46,8 +46,9 @@ from app.protocol import (
 from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
-from .connections import RELEASE_PARKED
+from .connections import ANSWER_AT_ONCE, RELEASE_PARKED
 from .devices import DeviceRegistry
+from .feed import Parked
 from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
@@ -60,12 +61,12 @@ log = logging.getLogger("ask_user.gateway")
 # ---- meta ------------------------------------------------------------------------------------
 
 
-async def health(call: Call) -> dict:
+def health(call: Call) -> dict:
     """200 without a token (HEAD too), for load balancers and benchmarks."""
     return {"status": "ok"}
 
 
-async def openapi(call: Call) -> Response:
+def openapi(call: Call) -> Response:
     """This table as an OpenAPI 3.1 document."""
     return Response(call.state.schema, media_type="application/json")
 
@@ -73,7 +74,7 @@ async def openapi(call: Call) -> Response:
 # ---- agent -----------------------------------------------------------------------------------
 
 
-async def create_prompt(call: Call) -> Response:
+def create_prompt(call: Call) -> Response:
     """201 with the new record, or 200 with the one an earlier try of this requestId made."""
     ensure_main_session(call.body)
     record, created = call.gateway.create(call.owner, call.body)
@@ -93,13 +94,13 @@ async def prompt_result(call: Call) -> dict:
     return result.to_wire() if result else {"status": "pending"}
 
 
-async def cancel_prompt(call: Call) -> dict:
+def cancel_prompt(call: Call) -> dict:
     """Cancel a pending prompt: its agent's run stopped."""
     reason = call.body.reason if call.body else None
     return call.gateway.cancel(call.owner, call.params["prompt_id"], reason).to_wire()
 
 
-async def cancel_run(call: Call) -> dict:
+def cancel_run(call: Call) -> dict:
     """Cancel every pending prompt of a run."""
     reason = call.body.reason if call.body and call.body.reason else "run-abort"
     return {"cancelled": call.gateway.cancel_run(call.owner, call.params["run_id"], reason)}
@@ -108,7 +109,7 @@ async def cancel_run(call: Call) -> dict:
 # ---- device ----------------------------------------------------------------------------------
 
 
-async def list_prompts(call: Call) -> Response:
+def list_prompts(call: Call) -> Response:
     """A snapshot, newest first, and the cursor to long-poll from after it."""
     gateway, query = call.gateway, call.query
     gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
@@ -127,31 +128,28 @@ async def list_prompts(call: Call) -> Response:
     return Response(body, media_type="application/json")
 
 
-async def get_prompt(call: Call) -> dict:
+def get_prompt(call: Call) -> dict:
     """One prompt's record."""
     return call.gateway.get(call.params["prompt_id"]).to_wire()
 
 
-async def prompt_text(call: Call) -> Response:
+def prompt_text(call: Call) -> Response:
     """The prompt as readable text, for channels without buttons."""
     return PlainTextResponse(
         render_prompt_text(call.gateway.get(call.params["prompt_id"]).questions)
     )
 
 
-async def events(call: Call) -> Response:
+def events(call: Call) -> Response | Parked:
     """The long-poll: events after the cursor, at once or when the next one is appended; 401
     at once when the device is revoked meanwhile."""
-    gateway, auth, caller, query = call.gateway, call.auth, call.caller, call.query
-    del call  # thousands of these wait at once: each holds only what it needs (#8)
+    gateway, query = call.gateway, call.query
     cursor, limit = _cursor(query.after, gateway), query.limit
     if gateway.store.last_seq <= cursor:
-        wait = query.wait
-        del query
-        page = await gateway.feed.next_page(cursor, limit, wait, caller.device_id)
-        auth.still_valid(caller)
-        if page is not None:
-            return page  # shared with every poll parked at this cursor
+        # Thousands wait at once: each holds only what its Parked keeps (#8).
+        parked = gateway.feed.park(cursor, limit, query.wait, call.caller, call.auth.still_valid)
+        if parked is not None:
+            return parked  # answered with the page shared by every poll parked at this cursor
     return gateway.feed.page(cursor, limit)
 
 
@@ -168,7 +166,7 @@ def _cursor(value: str | None, gateway: Gateway) -> int:
     return seq
 
 
-async def answer_prompt(call: Call) -> dict:
+def answer_prompt(call: Call) -> dict:
     """First answer wins; the same idempotencyKey again gets the original 200."""
     body: AnswerRequest = call.body
     return call.gateway.answer(
@@ -176,13 +174,13 @@ async def answer_prompt(call: Call) -> dict:
     )
 
 
-async def dismiss_prompt(call: Call) -> dict:
+def dismiss_prompt(call: Call) -> dict:
     """The person declined: the agent gets no_answer."""
     body: DismissRequest = call.body or DismissRequest()
     return call.gateway.dismiss(call.params["prompt_id"], body.device_id, body.idempotency_key)
 
 
-async def reply_to_prompt(call: Call) -> dict:
+def reply_to_prompt(call: Call) -> dict:
     """A plain-text reply from a channel, read by the contract's rules."""
     body: ReplyRequest = call.body
     return call.gateway.reply(
@@ -193,7 +191,7 @@ async def reply_to_prompt(call: Call) -> dict:
 # ---- devices and pairing (admin; pairing itself needs only the code) --------------------------
 
 
-async def create_pairing(call: Call) -> dict:
+def create_pairing(call: Call) -> dict:
     """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
     body: PairingRequest = call.body or PairingRequest()
     code, expires_ms = call.auth.devices.new_pairing(body.name, call.gateway.clock.now_ms())
@@ -203,7 +201,7 @@ async def create_pairing(call: Call) -> dict:
     ).to_wire()
 
 
-async def pair_device(call: Call) -> dict:
+def pair_device(call: Call) -> dict:
     """No token: the pairing code is the credential. The token is shown only here."""
     body: PairDeviceRequest = call.body
     device, token = call.auth.devices.pair(
@@ -213,7 +211,7 @@ async def pair_device(call: Call) -> dict:
     return PairedDevice(device_id=device.id, token=token, name=device.name).to_wire()
 
 
-async def list_devices(call: Call) -> dict:
+def list_devices(call: Call) -> dict:
     """Paired devices (not the tokens named in the environment)."""
     return DeviceList(
         devices=[
@@ -228,7 +226,7 @@ async def list_devices(call: Call) -> dict:
     ).to_wire()
 
 
-async def revoke_device(call: Call) -> Response:
+def revoke_device(call: Call) -> Response:
     """The device's token gets 401 from now on; a long-poll it has parked ends with 401."""
     device_id = call.params["device_id"]
     if not call.auth.devices.revoke(device_id):
@@ -344,7 +342,9 @@ class GatewayApp:
             if message["type"] == "lifespan.startup":
                 try:
                     self._start()
-                    scope.get("state", {})[RELEASE_PARKED] = self._release_parked
+                    state = scope.get("state", {})
+                    state[RELEASE_PARKED] = self._release_parked
+                    state[ANSWER_AT_ONCE] = self.router.answer_at_once
                 except Exception as exc:
                     log.exception("the gateway could not start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})

@@ -26,11 +26,13 @@ class Caller:
 
 class Authenticator:
     def __init__(self, tokens: Tokens) -> None:
-        self._tokens: list[tuple[bytes, Role]] = [
-            *((t.encode(), "agent") for t in tokens.agent),
-            *((t.encode(), "device") for t in tokens.device),
-            *((t.encode(), "admin") for t in tokens.admin),
+        named: list[tuple[str, Role]] = [
+            *((t, "agent") for t in tokens.agent),
+            *((t, "device") for t in tokens.device),
+            *((t, "admin") for t in tokens.admin),
         ]
+        # Each named token's Caller is made once: a device polls once per event (#16).
+        self._tokens = [(token.encode(), Caller(token, role)) for token, role in named]
         self.devices: DeviceRegistry | None = None
         self.now_ms: Callable[[], int] = lambda: 0
 
@@ -40,12 +42,12 @@ class Authenticator:
 
     def caller(self, token: str) -> Caller | None:
         given = token.encode()
-        found: Role | None = None
-        for known, role in self._tokens:  # no early exit: every token is compared
+        found: Caller | None = None
+        for known, named in self._tokens:  # no early exit: every token is compared
             if hmac.compare_digest(given, known):
-                found = role
+                found = named
         if found is not None:
-            return Caller(token, found)
+            return found
         if self.devices is not None and (device_id := self.devices.device_of(token)):
             self.devices.seen(device_id, self.now_ms())
             return Caller(token, "device", device_id)

@@ -1,18 +1,30 @@
-"""Connections that cannot stall everyone: a cap on request headers, and a deadline for them.
+"""Connections that cannot stall everyone, and that answer the cheap requests themselves.
 
 uvicorn's HTTP protocol (httptools) takes headers of any size and waits for them forever: one
 50 MB header kept the loop busy for seconds, and thousands of connections trickling headers
 stayed open until descriptors ran out (#14). This protocol answers 431 past
 `MAX_HEADER_BYTES` and closes a connection whose request line and headers have not all
 arrived within `HEADER_TIMEOUT_SECONDS` of their first byte (or of the connection opening).
+
+It also answers a GET or HEAD whose endpoint needs no body and never awaits (the router's
+`answer_at_once`) right where its headers are parsed: no ASGI cycle, no task, and a long-poll
+that parks is one small object until the bytes of its shared page are written. uvicorn's
+per-request work was most of what each subscribed device cost per event (#16).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import urllib.parse
+from collections.abc import Iterable
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import httptools
+from starlette.responses import Response
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from .middleware import Later, log_request
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -20,6 +32,8 @@ MAX_HEADER_BYTES = 32 * 1024  # the request line and all headers; nginx's defaul
 HEADER_TIMEOUT_SECONDS = 10.0
 SWEEP_SECONDS = 1.0
 RELEASE_PARKED = "ask_user.release_parked"  # the lifespan state's key for it
+ANSWER_AT_ONCE = "ask_user.answer_at_once"  # the lifespan state's key for the router's door
+_STARTED = "ask_user.started"  # in a scope, when requests are logged
 _RESERVED_DESCRIPTORS = 64  # for the store, logs and the listener, beyond connections
 
 
@@ -47,6 +61,15 @@ class _OneWritePerResponse:
             if not self._transport.is_closing():
                 self._transport.write(head)
 
+    def write_whole(self, data: bytes) -> None:
+        """A whole response (head and body) in one piece: nothing to hold."""
+        if self._head is not None:
+            data, self._head = self._head + data, None
+        self._transport.write(data)
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
     def close(self) -> None:
         self._flush()
         self._transport.close()
@@ -56,24 +79,27 @@ class _OneWritePerResponse:
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a header size limit, a header deadline, and one write
-    per response. It adds one attribute to uvicorn's (each connection's dict stays the size it
-    was: thousands of parked polls, #8): `_header_bytes`, the bytes of the request's headers
-    so far, or -1 once they are complete."""
+    """uvicorn's httptools protocol with a header size limit, a header deadline, one write per
+    response, and requests answered at once. Beside uvicorn's, each connection has
+    `_header_bytes` (the bytes of the request's headers so far, -1 once they are complete),
+    `_at_once` (the request being parsed is answered here, so uvicorn's cycle must not see
+    it) and `_later` (the long-poll parked for this connection)."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
         self._header_bytes = 0
-        self._deadlines().watch(self)
-
-    def _deadlines(self) -> _HeaderDeadlines:
-        return _HeaderDeadlines.of(self.server_state, self.loop)
+        self._at_once = False
+        self._later: Later | None = None
+        self._deadlines = _HeaderDeadlines.of(self.server_state, self.loop)
+        self._deadlines.watch(self)
 
     def data_received(self, data: bytes) -> None:
+        if self._later is not None:  # a pipelined request: the parked poll answers first
+            self._later.answer_now()
         if self._header_bytes >= 0:
             if self._header_bytes == 0:
-                self._deadlines().watch(self)  # the first byte of the next request
+                self._deadlines.watch(self)  # the first byte of the next request
             self._header_bytes += len(data)
         super().data_received(data)
         # Still in the headers after all of this: every byte counted was a header byte.
@@ -89,18 +115,87 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             release()
         super().shutdown()
 
+    def on_message_begin(self) -> None:
+        if self._later is not None:  # pipelined in the same packet as the parked poll
+            self._later.answer_now()
+        super().on_message_begin()
+
     def on_headers_complete(self) -> None:
         self._header_bytes = -1
-        self._deadlines().forget(self)
-        super().on_headers_complete()
+        self._deadlines.forget(self)
+        if not self._answer_at_once():
+            super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self._at_once:  # a body sent with a GET answered at once is not read
+            super().on_body(body)
 
     def on_message_complete(self) -> None:
-        super().on_message_complete()
+        if self._at_once:
+            self._at_once = False
+        else:
+            super().on_message_complete()
         self._header_bytes = 0  # what follows is the next request
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._deadlines().forget(self)
+        self._deadlines.forget(self)
+        if self._later is not None:
+            self._later.detach()
+            self._later = None
         super().connection_lost(exc)
+
+    # ---- answered at once ---------------------------------------------------------------
+
+    def _answer_at_once(self) -> bool:
+        """Answer (or park) the request now if the router can; False: uvicorn's way."""
+        parser, limit = self.parser, self.limit_concurrency
+        method = parser.get_method()
+        answer = self.app_state.get(ANSWER_AT_ONCE)
+        if (
+            answer is None
+            or method not in (b"GET", b"HEAD")
+            or not parser.should_keep_alive()  # "Connection: close" or HTTP/1.0: uvicorn's way
+            or parser.should_upgrade()
+            or (self.cycle is not None and not self.cycle.response_complete)  # pipelined
+            or (limit is not None and len(self.connections) >= limit)  # uvicorn says 503
+        ):
+            return False
+        url = httptools.parse_url(self.url)
+        path = url.path.decode("ascii")
+        scope = self.scope
+        scope["method"] = method.decode("ascii")
+        scope["path"] = urllib.parse.unquote(path) if "%" in path else path
+        scope["raw_path"] = url.path
+        scope["query_string"] = url.query or b""
+        if log.isEnabledFor(logging.INFO):
+            scope[_STARTED] = time.perf_counter()
+        result = answer(scope)
+        if result is None:
+            return False
+        self._at_once = True
+        if isinstance(result, Later):
+            self._later = result
+            result.attach(self._answer_later)
+        else:
+            self._write(result)
+        return True
+
+    def _answer_later(self, response: Response) -> None:
+        self._later = None
+        self._write(response)
+
+    def _write(self, response: Response) -> None:
+        transport = self.transport
+        if transport.is_closing():
+            return
+        wire, head_length = _wire(response, self.server_state.default_headers)
+        transport.write_whole(wire[:head_length] if self.scope["method"] == "HEAD" else wire)
+        self.server_state.total_requests += 1
+        if (started := self.scope.get(_STARTED)) is not None:
+            log_request(self.scope, response.status_code, started)
+        self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
+
+    # ---- refusals -----------------------------------------------------------------------
 
     def headers_late(self) -> None:
         if self._header_bytes >= 0 and not self.transport.is_closing():
@@ -123,13 +218,28 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
+def _wire(response: Response, default_headers: Iterable[tuple[bytes, bytes]]) -> tuple[bytes, int]:
+    """The response as HTTP/1.1 bytes, and the length of its head. Built once per response: a
+    page shared by every parked poll is written as the same bytes to each."""
+    built = response.__dict__.get("_ask_user_wire")
+    if built is None:
+        head = [STATUS_LINE[response.status_code]]
+        for name, value in (*default_headers, *response.raw_headers):
+            head += [name, b": ", value, b"\r\n"]
+        head.append(b"\r\n")
+        start = b"".join(head)
+        built = response.__dict__["_ask_user_wire"] = (start + response.body, len(start))
+    return built
+
+
 class _HeaderDeadlines:
-    """The connections waiting for a request's headers, swept once a second by one timer
-    (a timer per request cost as much as a tenth of a long-poll's CPU, #16)."""
+    """The connections waiting for a request's headers (or idle after an answer given at
+    once), swept once a second by one timer (a timer per request cost as much as a tenth of
+    a long-poll's CPU, #16)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._since: dict[GuardedHttpProtocol, float] = {}
+        self._due: dict[GuardedHttpProtocol, float] = {}
         self._sweeping = False
 
     @classmethod
@@ -140,22 +250,26 @@ class _HeaderDeadlines:
             server_state.ask_user_header_deadlines = found  # type: ignore[attr-defined]
         return found
 
-    def watch(self, connection: GuardedHttpProtocol) -> None:
-        self._since[connection] = self._loop.time()
+    def watch(self, connection: GuardedHttpProtocol, seconds: float | None = None) -> None:
+        """Close `connection` (or answer 408) unless a request's headers are all in within
+        `seconds` (HEADER_TIMEOUT_SECONDS): from now, its first byte, or, on an idle keep-alive
+        connection, its last answer."""
+        timeout = HEADER_TIMEOUT_SECONDS if seconds is None else seconds
+        self._due[connection] = self._loop.time() + timeout
         if not self._sweeping:
             self._sweeping = True
             self._loop.call_later(SWEEP_SECONDS, self._sweep)
 
     def forget(self, connection: GuardedHttpProtocol) -> None:
-        self._since.pop(connection, None)
+        self._due.pop(connection, None)
 
     def _sweep(self) -> None:
-        late = self._loop.time() - HEADER_TIMEOUT_SECONDS
-        for connection, since in list(self._since.items()):
-            if since <= late:
-                del self._since[connection]
+        now = self._loop.time()
+        for connection, due in list(self._due.items()):
+            if due <= now:
+                del self._due[connection]
                 connection.headers_late()
-        self._sweeping = bool(self._since)
+        self._sweeping = bool(self._due)
         if self._sweeping:
             self._loop.call_later(SWEEP_SECONDS, self._sweep)
 

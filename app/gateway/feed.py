@@ -2,9 +2,11 @@
 
 Every device polls at the same cursor, the head, so an event wakes them all at once. With one
 page built per (cursor, limit) and shared by every poll parked there, a new event costs one
-JSON page and a future set per device, not a SQL query and a response built per device (#14,
-#16: 1,000 subscribed devices once cost 150-200 µs of CPU each per event). Events are added
-only after their transaction committed, so nothing is served that the store does not hold.
+JSON page and a callback per device, not a SQL query and a response built per device (#14,
+#16: 1,000 subscribed devices once cost 150-200 µs of CPU each per event). A parked poll is a
+`Parked` (no task, no future): the connection answers it with the shared page's bytes. Events
+are added only after their transaction committed, so nothing is served that the store does
+not hold.
 """
 
 from __future__ import annotations
@@ -13,9 +15,13 @@ import asyncio
 import math
 from collections import deque
 from collections.abc import Callable
+from typing import Any
 
 from starlette.responses import Response
 
+from app.protocol import ProtocolError
+
+from .middleware import Later, error_response
 from .store import PromptStore, StoredEvent
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
@@ -23,15 +29,69 @@ WAKE_BATCH = 200  # parked polls answered per turn of the loop
 TICK_SECONDS = 0.1  # parked polls time out on these ticks: one timer per tick, not per poll
 
 
+class Parked(Later):
+    """One poll parked at the feed's head until the next event, its deadline tick, the device's
+    revocation, or the gateway's stop. On waking, `check(caller)` runs first (it raises when
+    the caller lost its access meanwhile); then the page is the answer, or, with no event, the
+    page at its cursor now. Allocations are few on purpose: this is made once per device per
+    event, and the collector's time grew with every object it left behind (#16)."""
+
+    __slots__ = ("_caller", "_check", "_deliver", "_feed", "key", "tick")
+
+    def __init__(
+        self,
+        feed: EventFeed,
+        key: tuple[int, int],
+        tick: int,
+        caller: Any,
+        check: Callable[[Any], None],
+    ) -> None:
+        self._feed = feed
+        self.key = key
+        self.tick = tick
+        self._caller = caller
+        self._check = check
+        self._deliver: Callable[[Response], None] | None = None
+
+    @property
+    def device_id(self) -> str | None:
+        return self._caller.device_id
+
+    def attach(self, deliver: Callable[[Response], None]) -> None:
+        self._deliver = deliver
+        self._feed._park(self)
+
+    def detach(self) -> None:
+        self._deliver = None
+        self._feed._unpark(self)
+
+    def answer_now(self) -> None:
+        self._feed._unpark(self)
+        self.settle(None)
+
+    def settle(self, page: Response | None) -> None:
+        """Answer once: later calls (a tick after a wake-up, say) do nothing."""
+        deliver, self._deliver = self._deliver, None
+        if deliver is None:
+            return
+        try:
+            self._check(self._caller)
+            response = page if page is not None else self._feed.page(*self.key)
+        except ProtocolError as exc:
+            response = error_response(exc)
+        deliver(response)
+
+
 class EventFeed:
     def __init__(self, store: PromptStore, server_time: Callable[[], str]) -> None:
         self.store = store
         self.server_time = server_time
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
-        self._parked: dict[tuple[int, int], set[asyncio.Future[Response | None]]] = {}
-        self._of_device: dict[str, set[asyncio.Future[Response | None]]] = {}
-        self._expiring: dict[int, set[asyncio.Future[Response | None]]] = {}  # by tick
+        self._parked: dict[tuple[int, int], set[Parked]] = {}
+        self._of_device: dict[str, set[Parked]] = {}
+        self._expiring: dict[int, set[Parked]] = {}  # by tick
         self._closing = False  # the gateway is stopping: nothing parks any more
+        self._loop = asyncio.get_running_loop()  # made at start-up, on the serving loop
 
     @property
     def parked(self) -> int:
@@ -59,42 +119,53 @@ class EventFeed:
         )
         return Response(body, media_type="application/json")
 
-    async def next_page(
-        self, cursor: int, limit: int, wait: float, device_id: str | None
-    ) -> Response | None:
-        """The page that the next event makes, shared with every poll parked at `cursor`; None
-        when `wait` seconds pass or the device is revoked first."""
+    def park(
+        self, cursor: int, limit: int, wait: float, caller: Any, check: Callable[[Any], None]
+    ) -> Parked | None:
+        """A poll to park at `cursor` for at most `wait` seconds (it parks once attached);
+        None when it must not wait (no wait asked for, or the gateway is stopping)."""
         if wait <= 0 or self._closing:
             return None
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Response | None] = loop.create_future()
-        group = self._parked.setdefault((cursor, limit), set())
-        group.add(future)
-        mine = self._of_device.setdefault(device_id, set()) if device_id else None
-        if mine is not None:
-            mine.add(future)
-        tick = math.ceil((loop.time() + wait) / TICK_SECONDS)
-        expiring = self._expiring.get(tick)
+        tick = math.ceil((self._loop.time() + wait) / TICK_SECONDS)
+        return Parked(self, (cursor, limit), tick, caller, check)
+
+    def _park(self, parked: Parked) -> None:
+        if self._closing:
+            parked.settle(None)
+            return
+        self._parked.setdefault(parked.key, set()).add(parked)
+        if (device_id := parked.device_id) is not None:
+            self._of_device.setdefault(device_id, set()).add(parked)
+        expiring = self._expiring.get(parked.tick)
         if expiring is None:
-            expiring = self._expiring[tick] = set()
-            loop.call_at(tick * TICK_SECONDS, self._expire, tick)
-        expiring.add(future)
-        try:
-            return await future
-        finally:
-            expiring.discard(future)
-            group.discard(future)
-            if not group and self._parked.get((cursor, limit)) is group:
-                del self._parked[(cursor, limit)]
+            expiring = self._expiring[parked.tick] = set()
+            self._loop.call_at(parked.tick * TICK_SECONDS, self._expire, parked.tick)
+        expiring.add(parked)
+
+    def _unpark(self, parked: Parked) -> None:
+        group = self._parked.get(parked.key)
+        if group is not None:
+            group.discard(parked)
+            if not group:
+                del self._parked[parked.key]
+        self._forget(parked)
+
+    def _forget(self, parked: Parked) -> None:
+        """Out of the deadline and device indexes (its cursor group is already gone)."""
+        expiring = self._expiring.get(parked.tick)
+        if expiring is not None:
+            expiring.discard(parked)
+        if (device_id := parked.device_id) is not None:
+            mine = self._of_device.get(device_id)
             if mine is not None:
-                mine.discard(future)
+                mine.discard(parked)
                 if not mine:
-                    self._of_device.pop(device_id, None)  # type: ignore[arg-type]
+                    del self._of_device[device_id]
 
     def _expire(self, tick: int) -> None:
-        for future in self._expiring.pop(tick, ()):
-            if not future.done():
-                future.set_result(None)
+        for parked in self._expiring.pop(tick, ()):
+            self._unpark(parked)
+            parked.settle(None)
 
     # ---- changes -----------------------------------------------------------------------
 
@@ -105,34 +176,34 @@ class EventFeed:
         self._recent.append(event)
         parked, self._parked = self._parked, {}
         woken = [
-            (future, page)
+            (poll, page)
             for (cursor, limit), group in parked.items()
             for page in (self.page(cursor, limit),)
-            for future in group
+            for poll in group
         ]
-        self._wake(woken, 0)
+        if woken:  # after what is already due: the agent's result wait, woken first (#16)
+            self._loop.call_soon(self._wake, woken, 0)
 
-    def _wake(self, woken: list, start: int) -> None:
+    def _wake(self, woken: list[tuple[Parked, Response]], start: int) -> None:
         """Answer parked polls a batch at a time, letting other requests in between: with
         5,000 devices, waking all at once held health and creates for a second (#14)."""
-        for future, page in woken[start : start + WAKE_BATCH]:
-            if not future.done():
-                future.set_result(page)
+        for poll, page in woken[start : start + WAKE_BATCH]:
+            self._forget(poll)
+            poll.settle(page)
         if start + WAKE_BATCH < len(woken):
-            asyncio.get_running_loop().call_soon(self._wake, woken, start + WAKE_BATCH)
+            self._loop.call_soon(self._wake, woken, start + WAKE_BATCH)
 
     def device_revoked(self, device_id: str) -> None:
         """End the revoked device's parked polls at once (they then answer 401)."""
-        for future in self._of_device.pop(device_id, ()):
-            if not future.done():
-                future.set_result(None)
+        for parked in list(self._of_device.get(device_id, ())):
+            self._unpark(parked)
+            parked.settle(None)
 
     def release_all(self) -> None:
         """The gateway is stopping: every parked poll answers now (an empty page), and a poll
         that arrives from now on does not park."""
         self._closing = True
-        parked, self._parked = self._parked, {}
-        for group in parked.values():
-            for future in group:
-                if not future.done():
-                    future.set_result(None)
+        for group in list(self._parked.values()):
+            for parked in list(group):
+                self._unpark(parked)
+                parked.settle(None)

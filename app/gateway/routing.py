@@ -3,10 +3,16 @@
 Each `Endpoint` names its method, path, role, body and query models, the statuses it may answer
 and its handler, once. `Router` serves requests from the table; `openapi.py` describes it. No
 framework in between: a parked long-poll holds only this module's frames and its waiter (#8).
+
+Two doors to the same table: the ASGI app, and `answer_at_once` for requests without a body
+to handlers that never await. The connection calls the latter as soon as a request's headers
+are in (connections.py), with no task and no ASGI cycle: that is every device's long-poll,
+answered and re-parked once per event per device (#16).
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -20,7 +26,14 @@ from starlette.responses import JSONResponse, Response
 from app.protocol import ErrorCode, ProtocolError, parse_model
 
 from .auth import Authenticator, Caller, Role
-from .middleware import decode_json_body, error_response, let_woken_polls_answer, read_body
+from .middleware import (
+    Later,
+    decode_json_body,
+    error_response,
+    let_woken_polls_answer,
+    read_body,
+    when_ready,
+)
 from .service import Gateway, fingerprint
 
 log = logging.getLogger("ask_user.gateway")
@@ -69,7 +82,8 @@ class Call:
         return f"{self.scope.get('scheme', 'http')}://{host}"
 
 
-Handler = Callable[[Call], Awaitable[Response | dict]]
+Result = Response | dict | Later
+Handler = Callable[[Call], Awaitable[Result] | Result]  # a plain function unless it awaits
 
 
 @dataclass(frozen=True)
@@ -91,10 +105,14 @@ class Endpoint:
     query: type[BaseModel] | None = None
     in_schema: bool = True
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    at_once: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path)
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
+        # No body to read and nothing to await: answerable as soon as the headers are in.
+        at_once = not self.changes and not inspect.iscoroutinefunction(self.handler)
+        object.__setattr__(self, "at_once", at_once)
 
     @property
     def changes(self) -> bool:
@@ -157,25 +175,46 @@ class Router:
             response = await self._respond(endpoint, params, scope, receive)
         except _ClientGone:
             return
-        except ProtocolError as exc:
-            response = error_response(exc)
-        except Exception:
-            log.exception("%s %s failed", scope["method"], scope["path"])
-            response = error_response(
-                ProtocolError(ErrorCode.INTERNAL, "the gateway failed; it is logged")
-            )
+        except Exception as exc:
+            response = self._failure(exc, scope)
         await response(scope, receive, send)
+
+    def answer_at_once(self, scope: dict) -> Response | Later | None:
+        """The response (or the Later that will make it) without a task, for a request whose
+        endpoint takes no body and never awaits; None: serve it as ASGI instead."""
+        try:
+            endpoint, params = self.match(scope["method"], scope["path"])
+            if not endpoint.at_once:
+                return None
+            result = endpoint.handler(self._prepare_head(endpoint, params, scope))
+        except Exception as exc:
+            return self._failure(exc, scope)
+        return self._as_response(endpoint, result)
+
+    @staticmethod
+    def _failure(exc: Exception, scope: dict) -> Response:
+        if not isinstance(exc, ProtocolError):
+            log.error("%s %s failed", scope["method"], scope["path"], exc_info=exc)
+            exc = ProtocolError(ErrorCode.INTERNAL, "the gateway failed; it is logged")
+        return error_response(exc)
+
+    @staticmethod
+    def _as_response(endpoint: Endpoint, result: Result) -> Response | Later:
+        if isinstance(result, Response | Later):
+            return result
+        return JSONResponse(result, status_code=endpoint.status)
 
     async def _respond(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
     ) -> Response:
         # The call goes straight into the handler, never into a local here (see Call).
-        result = await endpoint.handler(await self._prepare(endpoint, params, scope, receive))
+        result = endpoint.handler(await self._prepare(endpoint, params, scope, receive))
+        if inspect.isawaitable(result):
+            result = await result
         if endpoint.changes:
             await let_woken_polls_answer()
-        if isinstance(result, Response):
-            return result
-        return JSONResponse(result, status_code=endpoint.status)
+        response = self._as_response(endpoint, result)
+        return await when_ready(response) if isinstance(response, Later) else response
 
     async def _prepare(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
@@ -186,6 +225,17 @@ class Router:
             raw = await read_body(scope, receive)  # 413 before 401, on every route
             if raw is None:
                 raise _ClientGone
+        call = self._prepare_head(endpoint, params, scope)
+        if endpoint.body is not None:
+            data = decode_json_body(
+                scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required
+            )
+            if data is not None:
+                call.body = parse_model(endpoint.body, data, endpoint.invalid_code)
+        return call
+
+    def _prepare_head(self, endpoint: Endpoint, params: dict[str, str], scope: dict) -> Call:
+        """Auth → the query, validated: what the request line and headers decide."""
         caller = None
         if endpoint.role is not None:
             authorization = _header(scope, b"authorization")
@@ -199,12 +249,6 @@ class Router:
                     self._queries.clear()
                 self._queries[key] = query
             call.query = query
-        if endpoint.body is not None:
-            data = decode_json_body(
-                scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required
-            )
-            if data is not None:
-                call.body = parse_model(endpoint.body, data, endpoint.invalid_code)
         return call
 
 
