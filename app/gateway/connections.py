@@ -97,14 +97,15 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._later is not None:  # a pipelined request: the parked poll answers first
             self._later.answer_now()
+        starts = self._header_bytes == 0  # the first bytes of a request
         if self._header_bytes >= 0:
-            if self._header_bytes == 0:
-                self._deadlines.watch(self)  # the first byte of the next request
             self._header_bytes += len(data)
         super().data_received(data)
         # Still in the headers after all of this: every byte counted was a header byte.
         if self._header_bytes > MAX_HEADER_BYTES:
             self._refuse(431, b"Request Header Fields Too Large")
+        elif starts and self._header_bytes > 0:  # they did not all come at once: time them
+            self._deadlines.watch(self)
 
     def shutdown(self) -> None:
         """The server is stopping: first let the app answer what it holds parked (long-polls

@@ -36,7 +36,7 @@ class Parked(Later):
     page at its cursor now. Allocations are few on purpose: this is made once per device per
     event, and the collector's time grew with every object it left behind (#16)."""
 
-    __slots__ = ("_caller", "_check", "_deliver", "_feed", "key", "tick")
+    __slots__ = ("_caller", "_check", "_deliver", "_feed", "device_id", "key", "tick")
 
     def __init__(
         self,
@@ -50,12 +50,9 @@ class Parked(Later):
         self.key = key
         self.tick = tick
         self._caller = caller
+        self.device_id: str | None = caller.device_id
         self._check = check
         self._deliver: Callable[[Response], None] | None = None
-
-    @property
-    def device_id(self) -> str | None:
-        return self._caller.device_id
 
     def attach(self, deliver: Callable[[Response], None]) -> None:
         self._deliver = deliver
