@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -25,7 +26,8 @@ from .middleware import Later, error_response
 from .store import PromptStore, StoredEvent
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
-WAKE_BATCH = 200  # parked polls answered per turn of the loop
+WAKE_SLICE_SECONDS = 0.005  # parked polls are answered for this long per turn of the loop
+_CLOCK_EVERY = 32  # polls answered between looks at the clock
 TICK_SECONDS = 0.1  # parked polls time out on these ticks: one timer per tick, not per poll
 
 
@@ -182,13 +184,22 @@ class EventFeed:
             self._loop.call_soon(self._wake, woken, 0)
 
     def _wake(self, woken: list[tuple[Parked, Response]], start: int) -> None:
-        """Answer parked polls a batch at a time, letting other requests in between: with
-        5,000 devices, waking all at once held health and creates for a second (#14)."""
-        for poll, page in woken[start : start + WAKE_BATCH]:
-            self._forget(poll)
-            poll.settle(page)
-        if start + WAKE_BATCH < len(woken):
-            self._loop.call_soon(self._wake, woken, start + WAKE_BATCH)
+        """Answer parked polls for a slice of time per turn, letting other requests in between:
+        with 5,000 devices, waking all at once held health and creates for a second (#14). A
+        slice, not a count: a fixed batch of 200 let the re-polls of the first batches in
+        before the last devices heard at all (#16)."""
+        until = time.monotonic() + WAKE_SLICE_SECONDS
+        end = len(woken)
+        index = start
+        while index < end:
+            for poll, page in woken[index : index + _CLOCK_EVERY]:
+                self._forget(poll)
+                poll.settle(page)
+            index += _CLOCK_EVERY
+            if time.monotonic() >= until:
+                break
+        if index < end:
+            self._loop.call_soon(self._wake, woken, index)
 
     def device_revoked(self, device_id: str) -> None:
         """End the revoked device's parked polls at once (they then answer 401)."""

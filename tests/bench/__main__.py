@@ -1,12 +1,12 @@
-"""`python -m tests.bench [latency|capacity|throughput|fanout|device]` (all when no name is
-given)."""
+"""`python -m tests.bench [latency|capacity|throughput|fanout|device|versus]` (all but versus,
+which needs a running OpenClaw gateway, when no name is given)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 
-from . import device_bench, fanout_bench, gateway_bench
+from . import device_bench, fanout_bench, gateway_bench, openclaw_bench
 
 BENCHMARKS = {
     "latency": lambda: asyncio.run(gateway_bench.latency()),
@@ -14,11 +14,13 @@ BENCHMARKS = {
     "throughput": lambda: asyncio.run(gateway_bench.throughput()),
     "fanout": lambda: asyncio.run(fanout_bench.fanout()),
     "device": device_bench.timeline,
+    "versus": lambda: asyncio.run(openclaw_bench.versus()),
 }
+BY_DEFAULT = [name for name in BENCHMARKS if name != "versus"]
 
 
 def main(argv: list[str]) -> int:
-    names = argv or list(BENCHMARKS)
+    names = argv or BY_DEFAULT
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(

@@ -74,7 +74,8 @@ async def _devices(url: str, count: int, cursor: str, pipe: Any) -> None:
         while len(heard.get(seq, ())) < count:
             await asyncio.sleep(0.0005)
         times = heard.pop(seq)
-        pipe.send((min(times), max(times)))
+        times.sort()
+        pipe.send((times[0], times[len(times) // 2], times[-1]))  # first, median, last
     for task in tasks:
         task.cancel()
 
@@ -115,7 +116,7 @@ async def _rounds(
         await asyncio.sleep(0.05 + devices * 0.0002)
         return heard
 
-    first, last, to_agent, creates, healths = [], [], [], [], []
+    first, median, last, to_agent, creates, healths = [], [], [], [], [], []
     prober = device_client(gateway.url)
 
     async def probe() -> None:
@@ -138,7 +139,8 @@ async def _rounds(
         heard = await all_heard(seq)
         if heard:
             first.append(heard[0] - started)
-            last.append(heard[1] - started)
+            median.append(heard[1] - started)
+            last.append(heard[2] - started)
         result = asyncio.create_task(
             _arrival(agent.get(f"/v1/prompts/{created['id']}/result", params={"wait": 30}))
         )
@@ -151,6 +153,7 @@ async def _rounds(
         await all_heard(seq + 1)
         cursor = str(seq + 1)
     cpu = gateway.cpu_seconds() - cpu_before
+    rss = gateway.rss_bytes()  # with every device still connected
     if probing is not None:
         probing.cancel()
     await prober.aclose()
@@ -161,7 +164,9 @@ async def _rounds(
     await answerer.aclose()
     return {
         "first": first,
+        "median": median,
         "last": last,
+        "rss": rss,
         "to_agent": to_agent,
         "creates": creates,
         "healths": healths,
@@ -204,7 +209,9 @@ async def fanout(levels=(0, 1, 100, 500, 1000, 5000), rounds: int = 60) -> None:
             if devices:
                 row |= {
                     "created_to_first_device": percentiles(measured["first"]),
+                    "created_to_median_device": percentiles(measured["median"]),
                     "created_to_last_device": percentiles(measured["last"]),
+                    "gateway_rss_mb": round(measured["rss"] / 1e6, 1),
                 }
             if devices >= 1000:  # other requests during wake-ups, in rounds of their own
                 probed = await _rounds(gateway, devices, 20, f"p{devices}", health_probe=True)
