@@ -26,6 +26,7 @@ from .harness import (
     emit,
     percentiles,
     raise_file_limit,
+    serve_devices,
 )
 
 _CURSOR = re.compile(rb'"cursor":"(\d+)"')
@@ -49,40 +50,15 @@ async def _device(host: str, port: int, cursor: str, heard: dict[int, list[float
         cursor = _CURSOR.search(body).group(1).decode()
 
 
-async def _devices(url: str, count: int, cursor: str, pipe: Any) -> None:
-    parts = urlsplit(url)
-    heard: dict[int, list[float]] = {}
-    connected = 0
-
-    def ready() -> None:
-        nonlocal connected
-        connected += 1
-
-    tasks = []
-    for i in range(count):
-        tasks.append(asyncio.create_task(_device(parts.hostname, parts.port, cursor, heard, ready)))
-        if i % 200 == 199:
-            await asyncio.sleep(0.05)
-    while connected < count:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.5)  # every poll parked
-    pipe.send("parked")
-    while True:
-        seq = await asyncio.to_thread(pipe.recv)
-        if seq is None:
-            break
-        while len(heard.get(seq, ())) < count:
-            await asyncio.sleep(0.0005)
-        times = heard.pop(seq)
-        times.sort()
-        pipe.send((times[0], times[len(times) // 2], times[-1]))  # first, median, last
-    for task in tasks:
-        task.cancel()
-
-
 def _device_process(url: str, count: int, cursor: str, pipe: Any) -> None:
     raise_file_limit()
-    asyncio.run(_devices(url, count, cursor, pipe))
+    parts = urlsplit(url)
+
+    def device(heard: dict, ready: Any) -> Any:
+        return _device(parts.hostname, parts.port, cursor, heard, ready)
+
+    # Half a second more once connected: every first poll has parked.
+    asyncio.run(serve_devices(device, count, pipe, burst=200, settle=0.5))
 
 
 async def _arrival(request: Any) -> tuple[Any, float]:
@@ -103,7 +79,7 @@ async def _rounds(
             target=_device_process, args=(gateway.url, devices, cursor, child)
         )
         process.start()
-        assert await asyncio.to_thread(parent.recv) == "parked"
+        assert await asyncio.to_thread(parent.recv) == "ready"
 
     async def all_heard(seq: int) -> tuple[float, float] | None:
         """When every device has heard `seq`; then a pause while their next polls park (a

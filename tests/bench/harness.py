@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
@@ -10,6 +11,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,45 @@ def raise_file_limit() -> int:
     _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     return hard
+
+
+async def serve_devices(
+    device: Callable[[dict, Callable[[], None]], Awaitable[None]],
+    count: int,
+    pipe: Any,
+    burst: int,
+    settle: float = 0.0,
+) -> None:
+    """In a devices' process: start `count` devices, `burst` at a time (`device(heard, ready)`
+    records when it heard each key and calls `ready` once connected); once all are in (and
+    `settle` seconds later) say "ready", then answer each key the measuring process sends with
+    when the first, the median and the last device heard it; None ends it."""
+    heard: dict[Any, list[float]] = {}
+    connected = 0
+
+    def ready() -> None:
+        nonlocal connected
+        connected += 1
+
+    tasks = []
+    for i in range(count):
+        tasks.append(asyncio.create_task(device(heard, ready)))
+        if i % burst == burst - 1:
+            await asyncio.sleep(0.05)
+    while connected < count:
+        await asyncio.sleep(0.01)
+        for task in tasks:
+            if task.done() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    await asyncio.sleep(settle)
+    pipe.send("ready")
+    while (key := await asyncio.to_thread(pipe.recv)) is not None:
+        while len(heard.get(key, ())) < count:
+            await asyncio.sleep(0.0005)
+        times = sorted(heard.pop(key))
+        pipe.send((times[0], times[len(times) // 2], times[-1]))  # first, median, last
+    for task in tasks:
+        task.cancel()
 
 
 def percentiles(samples_s: list[float]) -> dict[str, float]:

@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import fanout_bench
-from .harness import GatewayProcess, emit, percentiles, raise_file_limit
+from .harness import GatewayProcess, emit, percentiles, raise_file_limit, serve_devices
 
 _HEARD = ("exec.approval.requested", "exec.approval.resolved")
 
@@ -130,41 +130,14 @@ async def _device(url: str, token: str, heard: dict, ready) -> None:
             heard.setdefault((message["event"], message["payload"]["id"]), []).append(now)
 
 
-async def _devices(url: str, token: str, count: int, pipe: Any) -> None:
-    heard: dict[tuple[str, str], list[float]] = {}
-    connected = 0
-
-    def ready() -> None:
-        nonlocal connected
-        connected += 1
-
-    tasks = []
-    for i in range(count):
-        tasks.append(asyncio.create_task(_device(url, token, heard, ready)))
-        if i % 50 == 49:
-            await asyncio.sleep(0.05)
-    while connected < count:
-        await asyncio.sleep(0.01)
-        for task in tasks:
-            if task.done() and task.exception():
-                raise task.exception()  # type: ignore[misc]
-    pipe.send("connected")
-    while True:
-        key = await asyncio.to_thread(pipe.recv)
-        if key is None:
-            break
-        while len(heard.get(key, ())) < count:
-            await asyncio.sleep(0.0005)
-        times = heard.pop(key)
-        times.sort()
-        pipe.send((times[0], times[len(times) // 2], times[-1]))  # first, median, last
-    for task in tasks:
-        task.cancel()
-
-
 def _device_process(url: str, token: str, count: int, pipe: Any) -> None:
     raise_file_limit()
-    asyncio.run(_devices(url, token, count, pipe))
+
+    def device(heard: dict, ready: Any) -> Any:
+        return _device(url, token, heard, ready)
+
+    # Fifty at a time: OpenClaw limits handshakes in progress per address (32 by default).
+    asyncio.run(serve_devices(device, count, pipe, burst=50))
 
 
 def _pid() -> int:
@@ -199,7 +172,7 @@ async def openclaw_rounds(url: str, token: str, devices: int, rounds: int) -> di
         target=_device_process, args=(url, token, devices, child)
     )
     process.start()
-    assert await asyncio.to_thread(parent.recv) == "connected"
+    assert await asyncio.to_thread(parent.recv) == "ready"
     await asyncio.sleep(0.5 + devices * 0.001)  # every hello and snapshot sent
     agent = await _Socket.open(url, token, device=False)
     answerer = await _Socket.open(url, token, device=False)
