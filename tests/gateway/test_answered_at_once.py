@@ -185,3 +185,18 @@ def test_requests_answered_at_once_are_logged_without_their_token(gateway, caplo
     line = next(r.getMessage() for r in caplog.records if "/v1/events" in r.getMessage())
     assert line.startswith("GET /v1/events 200 ")
     assert DEVICE_TOKEN not in caplog.text
+
+
+def test_a_long_poll_served_the_asgi_way_parks_and_wakes_the_same(gateway):
+    """With `Connection: close` the connection leaves the request to uvicorn and the router's
+    ASGI door, which waits on the same Parked; the next event answers it, then it closes."""
+    cursor = _cursor(gateway)
+    raw = Raw(gateway.url)
+    raw.send(get(f"/v1/events?after={cursor}&wait=30", "Connection: close"))
+    wait_until(lambda: _parked(gateway) == 1)
+    created = gateway.agent.post("/v1/prompts", json=prompt_body()).json()
+    status, headers, body = raw.response()
+    assert status == 200 and headers.get("connection") == "close"
+    assert [e["prompt"]["id"] for e in json.loads(body)["events"]] == [created["id"]]
+    assert raw.closed()
+    assert _parked(gateway) == 0
