@@ -163,8 +163,7 @@ class EventFeed:
 
     def _expire(self, tick: int) -> None:
         for parked in self._expiring.pop(tick, ()):
-            self._unpark(parked)
-            parked.settle(None)
+            parked.answer_now()
 
     # ---- changes -----------------------------------------------------------------------
 
@@ -204,8 +203,7 @@ class EventFeed:
     def device_revoked(self, device_id: str) -> None:
         """End the revoked device's parked polls at once (they then answer 401)."""
         for parked in list(self._of_device.get(device_id, ())):
-            self._unpark(parked)
-            parked.settle(None)
+            parked.answer_now()
 
     def release_all(self) -> None:
         """The gateway is stopping: every parked poll answers now (an empty page), and a poll
@@ -213,5 +211,4 @@ class EventFeed:
         self._closing = True
         for group in list(self._parked.values()):
             for parked in list(group):
-                self._unpark(parked)
-                parked.settle(None)
+                parked.answer_now()
