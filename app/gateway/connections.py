@@ -19,6 +19,7 @@ import logging
 import time
 import urllib.parse
 from collections.abc import Iterable
+from typing import Any
 
 import httptools
 from starlette.responses import Response
@@ -91,8 +92,18 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._header_bytes = 0
         self._at_once = False
         self._later: Later | None = None
+        self._headers_due: float | None = None  # see _HeaderDeadlines
         self._deadlines = _HeaderDeadlines.of(self.server_state, self.loop)
         self._deadlines.watch(self)
+        self._scope_template = {
+            "type": "http",
+            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
+            "http_version": "1.1",
+            "server": self.server,
+            "client": self.client,
+            "scheme": self.scheme,
+            "root_path": self.root_path,
+        }
 
     def data_received(self, data: bytes) -> None:
         if self._later is not None:  # a pipelined request: the parked poll answers first
@@ -119,12 +130,18 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         if self._later is not None:  # pipelined in the same packet as the parked poll
             self._later.answer_now()
-        super().on_message_begin()
+        # uvicorn's, less the per-request copy of the lifespan state: only a request left to
+        # uvicorn's cycle gets one (on_headers_complete).
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]
 
     def on_headers_complete(self) -> None:
         self._header_bytes = -1
-        self._deadlines.forget(self)
+        self._headers_due = None
         if not self._answer_at_once():
+            self.scope["state"] = self.app_state.copy()
             super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
@@ -139,7 +156,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._header_bytes = 0  # what follows is the next request
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._deadlines.forget(self)
+        self._headers_due = None
         if self._later is not None:
             self._later.detach()
             self._later = None
@@ -234,43 +251,42 @@ def _wire(response: Response, default_headers: Iterable[tuple[bytes, bytes]]) ->
 
 
 class _HeaderDeadlines:
-    """The connections waiting for a request's headers (or idle after an answer given at
-    once), swept once a second by one timer (a timer per request cost as much as a tenth of
-    a long-poll's CPU, #16)."""
+    """When each connection's request headers are due (or, idle after an answer given at once,
+    its next request), swept once a second by one timer. Watching is an attribute on the
+    connection: a timer, or even a dict entry, per request cost a tenth of a long-poll's CPU
+    (#16)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, connections: set) -> None:
         self._loop = loop
-        self._due: dict[GuardedHttpProtocol, float] = {}
+        self._connections = connections  # uvicorn's: every open connection of this server
         self._sweeping = False
 
     @classmethod
-    def of(cls, server_state: object, loop: asyncio.AbstractEventLoop) -> _HeaderDeadlines:
+    def of(cls, server_state: Any, loop: asyncio.AbstractEventLoop) -> _HeaderDeadlines:
         found = getattr(server_state, "ask_user_header_deadlines", None)
         if found is None:
-            found = cls(loop)
-            server_state.ask_user_header_deadlines = found  # type: ignore[attr-defined]
+            found = cls(loop, server_state.connections)
+            server_state.ask_user_header_deadlines = found
         return found
 
     def watch(self, connection: GuardedHttpProtocol, seconds: float | None = None) -> None:
         """Close `connection` (or answer 408) unless a request's headers are all in within
         `seconds` (HEADER_TIMEOUT_SECONDS): from now, its first byte, or, on an idle keep-alive
-        connection, its last answer."""
+        connection, its last answer. Its `_headers_due = None` (once they are in) stops it."""
         timeout = HEADER_TIMEOUT_SECONDS if seconds is None else seconds
-        self._due[connection] = self._loop.time() + timeout
+        connection._headers_due = self._loop.time() + timeout
         if not self._sweeping:
             self._sweeping = True
             self._loop.call_later(SWEEP_SECONDS, self._sweep)
 
-    def forget(self, connection: GuardedHttpProtocol) -> None:
-        self._due.pop(connection, None)
-
     def _sweep(self) -> None:
         now = self._loop.time()
-        for connection, due in list(self._due.items()):
-            if due <= now:
-                del self._due[connection]
+        for connection in list(self._connections):
+            due = getattr(connection, "_headers_due", None)
+            if due is not None and due <= now:
+                connection._headers_due = None
                 connection.headers_late()
-        self._sweeping = bool(self._due)
+        self._sweeping = bool(self._connections)
         if self._sweeping:
             self._loop.call_later(SWEEP_SECONDS, self._sweep)
 
