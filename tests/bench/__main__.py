@@ -1,18 +1,19 @@
-"""`python -m tests.bench [latency|capacity|throughput|fanout|device|versus]` (all but versus,
-which needs a running OpenClaw gateway, when no name is given)."""
+"""`python -m tests.bench [latency|capacity|throughput|fanout|pollpath|device|versus]` (all
+but versus, which needs a running OpenClaw gateway, when no name is given)."""
 
 from __future__ import annotations
 
 import asyncio
 import sys
 
-from . import device_bench, fanout_bench, gateway_bench, openclaw_bench
+from . import device_bench, fanout_bench, gateway_bench, openclaw_bench, poll_path_bench
 
 BENCHMARKS = {
     "latency": lambda: asyncio.run(gateway_bench.latency()),
     "capacity": lambda: asyncio.run(gateway_bench.capacity()),
     "throughput": lambda: asyncio.run(gateway_bench.throughput()),
     "fanout": lambda: asyncio.run(fanout_bench.fanout()),
+    "pollpath": poll_path_bench.poll_path,
     "device": device_bench.timeline,
     "versus": lambda: asyncio.run(openclaw_bench.versus()),
 }
