@@ -95,14 +95,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._headers_due: float | None = None  # see _HeaderDeadlines
         self._deadlines = _HeaderDeadlines.of(self.server_state, self.loop)
         self._deadlines.watch(self)
+        super().on_message_begin()  # uvicorn's scope, once: every request's starts as a copy
         self._scope_template = {
-            "type": "http",
-            "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
-            "http_version": "1.1",
-            "server": self.server,
-            "client": self.client,
-            "scheme": self.scheme,
-            "root_path": self.root_path,
+            k: v for k, v in self.scope.items() if k not in ("headers", "state")
         }
 
     def data_received(self, data: bytes) -> None:
@@ -280,13 +275,15 @@ class _HeaderDeadlines:
             self._loop.call_later(SWEEP_SECONDS, self._sweep)
 
     def _sweep(self) -> None:
-        now = self._loop.time()
+        now, watched = self._loop.time(), False
         for connection in list(self._connections):
             due = getattr(connection, "_headers_due", None)
             if due is not None and due <= now:
                 connection._headers_due = None
                 connection.headers_late()
-        self._sweeping = bool(self._connections)
+            elif due is not None:
+                watched = True
+        self._sweeping = watched  # the next watch() starts it again
         if self._sweeping:
             self._loop.call_later(SWEEP_SECONDS, self._sweep)
 
