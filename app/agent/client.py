@@ -10,7 +10,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import threading
 import time
 import uuid
@@ -20,19 +19,20 @@ from typing import Any
 
 import httpx
 
-from app.protocol import ErrorCode, FieldError, ProtocolError, validate_prompt
+from app.protocol import (
+    CreatePromptRequest,
+    ErrorCode,
+    FieldError,
+    ProtocolError,
+    validate_prompt,
+)
+
+from . import asking
 
 GATEWAY_URL_ENV = "ASK_USER_GATEWAY_URL"
 AGENT_TOKEN_ENV = "ASK_USER_AGENT_TOKEN"
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
-RUN_ABORT = "run-abort"
-RESULT_WAIT_SECONDS = 30
-DEADLINE_MARGIN_SECONDS = 30  # how long past the deadline we keep trying to reach the gateway
 CREATE_RETRY_SECONDS = 15
-CANCEL_GRACE_SECONDS = 10  # how long a stopped call still waits to cancel what it asked
-BACKOFF_START, BACKOFF_CAP = 0.25, 5.0
-
-AbortEvent = asyncio.Event | threading.Event
 
 
 class AskUserError(Exception):
@@ -88,18 +88,33 @@ def _error_from(response: httpx.Response) -> AskUserError:
         return AskUserError("gateway_error", f"gateway answered {response.status_code}")
 
 
-def _aborted(abort: AbortEvent | None) -> bool:
-    return abort is not None and abort.is_set()
+TOOL_ARGUMENTS = frozenset({"questions", "timeoutSeconds"})
 
 
-async def _sleep_or_abort(seconds: float, abort: AbortEvent | None) -> None:
-    end = time.monotonic() + seconds
-    while (left := end - time.monotonic()) > 0 and not _aborted(abort):
-        await asyncio.sleep(min(left, 0.1))
-
-
-def _backoff(attempt: int) -> float:
-    return min(BACKOFF_CAP, BACKOFF_START * 2**attempt) * random.uniform(0.5, 1.0)
+def prompt_body(
+    arguments: Mapping[str, Any],
+    *,
+    session_key: str,
+    run_id: str | None = None,
+    agent_id: str | None = None,
+) -> tuple[dict[str, Any], CreatePromptRequest]:
+    """The create request for the tool's arguments, checked by the gateway's own rules and
+    messages before any request is made, with a fresh requestId (a retried create is safe)."""
+    if unknown := set(arguments) - TOOL_ARGUMENTS:
+        raise AskUserError(
+            ErrorCode.INVALID_PROMPT, f"unknown properties: {', '.join(sorted(unknown))}"
+        )
+    body: dict[str, Any] = {**arguments, "sessionKey": session_key}
+    if run_id is not None:
+        body["runId"] = run_id
+    if agent_id is not None:
+        body["agentId"] = agent_id
+    try:
+        request = validate_prompt(body)
+    except ProtocolError as exc:
+        raise AskUserError(exc.code, exc.message, exc.fields) from None
+    body["requestId"] = "req_" + uuid.uuid4().hex
+    return body, request
 
 
 async def ask_user_async(
@@ -111,120 +126,81 @@ async def ask_user_async(
     agent_id: str | None = None,
     gateway_url: str | None = None,
     token: str | None = None,
-    abort: AbortEvent | None = None,
+    abort: asking.AbortEvent | None = None,
 ) -> dict[str, Any]:
     """Ask and wait; returns the specification's tool result dict exactly.
 
     Raises AskUserError when the question cannot be asked (invalid, no gateway, refused).
     """
-    body: dict[str, Any] = {"questions": [dict(q) for q in questions], "sessionKey": session_key}
+    arguments: dict[str, Any] = {"questions": [dict(q) for q in questions]}
     if timeout_seconds is not None:
-        body["timeoutSeconds"] = timeout_seconds
-    if run_id is not None:
-        body["runId"] = run_id
-    if agent_id is not None:
-        body["agentId"] = agent_id
-    try:
-        request = validate_prompt(body)  # the gateway's own rules and messages, no request made
-    except ProtocolError as exc:
-        raise AskUserError(exc.code, exc.message, exc.fields) from None
-    body["requestId"] = "req_" + uuid.uuid4().hex
-    config = settings(gateway_url, token)
-    limits = httpx.Timeout(10.0, read=RESULT_WAIT_SECONDS + 15)
-    async with httpx.AsyncClient(
-        base_url=config.gateway_url,
-        headers={"Authorization": f"Bearer {config.token}"},
-        timeout=limits,
-    ) as http:
-        creating = asyncio.ensure_future(_create(http, body, abort))
-        try:
-            record = await asyncio.shield(creating)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            # Stopped while the prompt was being created: let the create finish (it may already
-            # be on the gateway), then cancel what it made.
-            with contextlib.suppress(Exception):
-                made = await asyncio.wait_for(creating, CANCEL_GRACE_SECONDS)
-                if made is not None:
-                    await _cancel(http, made["id"])
-            raise
-        if record is None:
-            return {"status": "no_answer", "reason": "cancelled"}
-        give_up_at = time.monotonic() + request.timeout_seconds + DEADLINE_MARGIN_SECONDS
-        try:
-            result = await _wait(http, record["id"], give_up_at, abort)
-        except (asyncio.CancelledError, KeyboardInterrupt):
-            await asyncio.shield(_cancel(http, record["id"]))
-            raise
-        if result is None:  # aborted by the caller
-            await _cancel(http, record["id"])
-            return {"status": "no_answer", "reason": "cancelled"}
-        return result
+        arguments["timeoutSeconds"] = timeout_seconds
+    body, request = prompt_body(
+        arguments, session_key=session_key, run_id=run_id, agent_id=agent_id
+    )
+    async with HttpAsker(settings(gateway_url, token)) as asker:
+        return await asking.ask(asker, body, request.timeout_seconds, abort)
 
 
-async def _create(
-    http: httpx.AsyncClient, body: dict[str, Any], abort: AbortEvent | None
-) -> dict[str, Any] | None:
-    """POST the prompt, retrying dropped connections (the requestId makes a retry harmless)."""
-    give_up_at = time.monotonic() + CREATE_RETRY_SECONDS
-    attempt = 0
-    while True:
-        if _aborted(abort):
-            return None
-        try:
-            response = await http.post("/v1/prompts", json=body)
-        except httpx.TransportError as exc:
-            if time.monotonic() > give_up_at:
-                raise AskUserError(
-                    "gateway_unreachable", f"cannot reach the gateway at {http.base_url}: {exc}"
-                ) from None
-        else:
-            if response.status_code in (200, 201):
-                return response.json()
-            if response.status_code < 500:
-                raise _error_from(response)
-        await _sleep_or_abort(_backoff(attempt), abort)
-        attempt += 1
+class HttpAsker:
+    """The gateway over HTTP with an agent token (`asking.Asker`)."""
 
-
-async def _wait(
-    http: httpx.AsyncClient, prompt_id: str, give_up_at: float, abort: AbortEvent | None
-) -> dict[str, Any] | None:
-    """Repeated `/result?wait=` until terminal; rides out restarts and dropped connections."""
-    attempt = 0
-    while not _aborted(abort):
-        poll = asyncio.ensure_future(
-            http.get(f"/v1/prompts/{prompt_id}/result", params={"wait": RESULT_WAIT_SECONDS})
+    def __init__(self, config: AgentSettings) -> None:
+        self.http = httpx.AsyncClient(
+            base_url=config.gateway_url,
+            headers={"Authorization": f"Bearer {config.token}"},
+            timeout=httpx.Timeout(10.0, read=asking.RESULT_WAIT_SECONDS + 15),
         )
-        try:
-            while not poll.done():
-                await asyncio.wait({poll}, timeout=0.1 if abort is not None else None)
-                if _aborted(abort):
-                    return None
-            response = poll.result()
-        except httpx.TransportError:
-            if time.monotonic() > give_up_at:  # the deadline has long passed: it expired
-                return {"status": "no_answer", "reason": "expired"}
-            await _sleep_or_abort(_backoff(attempt), abort)
-            attempt += 1
-            continue
-        finally:
-            poll.cancel()  # no-op when done; stops the request when we leave early
+
+    async def __aenter__(self) -> HttpAsker:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.http.aclose()
+
+    async def create(
+        self, body: dict[str, Any], abort: asking.AbortEvent | None
+    ) -> dict[str, Any] | None:
+        """POST the prompt, retrying dropped connections (the requestId makes a retry
+        harmless)."""
+        give_up_at = time.monotonic() + CREATE_RETRY_SECONDS
         attempt = 0
-        if response.status_code == 200:
-            result = response.json()
-            if result.get("status") != "pending":
-                return result
-        elif response.status_code < 500:
+        while True:
+            if asking.aborted(abort):
+                return None
+            try:
+                response = await self.http.post("/v1/prompts", json=body)
+            except httpx.TransportError as exc:
+                if time.monotonic() > give_up_at:
+                    raise AskUserError(
+                        "gateway_unreachable",
+                        f"cannot reach the gateway at {self.http.base_url}: {exc}",
+                    ) from None
+            else:
+                if response.status_code in (200, 201):
+                    return response.json()
+                if response.status_code < 500:
+                    raise _error_from(response)
+            await asking.sleep_or_abort(asking.backoff(attempt), abort)
+            attempt += 1
+
+    async def result(self, prompt_id: str, wait: float) -> dict[str, Any] | None:
+        try:
+            response = await self.http.get(f"/v1/prompts/{prompt_id}/result", params={"wait": wait})
+        except httpx.TransportError as exc:
+            raise asking.Unreachable(str(exc)) from None
+        if response.status_code >= 500:
+            raise asking.Unreachable(f"gateway answered {response.status_code}")
+        if response.status_code != 200:
             raise _error_from(response)
-        else:
-            await _sleep_or_abort(_backoff(attempt), abort)
-    return None
+        result = response.json()
+        return None if result.get("status") == "pending" else result
 
-
-async def _cancel(http: httpx.AsyncClient, prompt_id: str) -> None:
-    """Best effort: the run stopped, so its question goes too."""
-    with contextlib.suppress(httpx.HTTPError):
-        await http.post(f"/v1/prompts/{prompt_id}/cancel", json={"reason": RUN_ABORT}, timeout=5)
+    async def cancel(self, prompt_id: str) -> None:
+        with contextlib.suppress(httpx.HTTPError):
+            await self.http.post(
+                f"/v1/prompts/{prompt_id}/cancel", json={"reason": asking.RUN_ABORT}, timeout=5
+            )
 
 
 def ask_user(

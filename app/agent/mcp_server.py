@@ -1,29 +1,70 @@
-"""`python -m app mcp`: the `ask_user` tool over MCP stdio, on the official `mcp` package.
+"""The `ask_user` tool as an MCP server, on the official `mcp` package: over stdio
+(`ask-user mcp`) and, in the gateway, over Streamable HTTP (`/mcp`).
 
-Any MCP-capable agent can list and call it; a cancelled tool call cancels the prompt.
+The agents people run give up on a silent call after 60 s to 5 min, so a waiting call is never
+silent: it reports progress every `PROGRESS_SECONDS` (clients that reset their timeout on
+progress keep waiting). A call re-issued with the same arguments while its prompt is pending
+attaches to that prompt; the last call to stop waiting on a prompt (cancelled by the client, or
+its connection closed) cancels it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from app import __version__
 
-from .client import AskUserError, ask_user_async
+from . import asking
+from .client import AskUserError, HttpAsker, prompt_body, settings
 from .tool import DESCRIPTION, TOOL_NAME, mcp_tool
 
 SESSION_KEY_ENV = "ASK_USER_SESSION_KEY"
+PROGRESS_SECONDS = 10  # the contract asks for at least every 15 s
+RECONNECT_GRACE_SECONDS = 5  # a client re-issues a call within this after a broken stream
 
 INSTRUCTIONS = (
     "ask_user reaches the person you work for on their phone or desktop. Use it only for "
     "decisions that belong to them.\n\n" + DESCRIPTION
 )
+
+
+@dataclass(frozen=True)
+class Asking:
+    """Where one tool call asks: the gateway, the conversation, and who asks (calls attach
+    only to prompts of the same `owner`)."""
+
+    asker: asking.Asker
+    session_key: str
+    agent_id: str | None = None
+    run_id: str | None = None
+    owner: str = ""
+    # Set when the stream that would carry this call's result is gone (HTTP: the client left
+    # without a cancel). After RECONNECT_GRACE_SECONDS with no re-issued call, the prompt goes.
+    stream_lost: anyio.Event | None = None
+
+
+AskingFor = Callable[[Any], Asking]  # from the request's context
+
+
+@dataclass
+class _Waiting:
+    """One prompt and the calls waiting on it."""
+
+    prompt_id: str
+    deadline: float  # monotonic: when the gateway expires it
+    total: float  # its timeout in seconds
+    callers: int = 0
 
 
 def _text_result(payload: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
@@ -34,48 +75,112 @@ def _text_result(payload: dict[str, Any], is_error: bool = False) -> types.CallT
     )
 
 
-def build_server(
-    *,
-    session_key: str,
-    agent_id: str | None = None,
-    run_id: str | None = None,
-    gateway_url: str | None = None,
-    token: str | None = None,
-) -> Server:
+def _error_result(exc: AskUserError) -> types.CallToolResult:
+    error: dict[str, Any] = {"code": exc.code, "message": exc.message}
+    if exc.fields:
+        error["fields"] = [{"path": f.path, "message": f.message} for f in exc.fields]
+    return _text_result({"error": error}, is_error=True)
+
+
+def waiting_message(seconds_left: float) -> str:
+    minutes, seconds = divmod(max(0, int(seconds_left)), 60)
+    return f"waiting for you on your phone — {minutes}:{seconds:02d} left"
+
+
+class AskUserTool:
+    """The tool's calls on one server: asked, attached, waited on with progress, cancelled."""
+
+    def __init__(self, asking_for: AskingFor) -> None:
+        self.asking_for = asking_for
+        self._waiting: dict[tuple[str, str], _Waiting] = {}
+        self._creating = anyio.Lock()  # two identical calls at once make one prompt
+
+    async def call(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
+        where = self.asking_for(ctx)
+        try:
+            body, request = prompt_body(
+                arguments,
+                session_key=where.session_key,
+                agent_id=where.agent_id,
+                run_id=where.run_id,
+            )
+            key = (f"{where.owner}\n{where.session_key}\n{where.agent_id}", _canonical(arguments))
+            async with self._creating:
+                waiting = self._waiting.get(key)
+                if waiting is None:
+                    record = await asking.create(where.asker, body, None)
+                    assert record is not None  # no abort event: create returns or raises
+                    timeout = request.timeout_seconds
+                    waiting = _Waiting(record["id"], time.monotonic() + timeout, timeout)
+                    self._waiting[key] = waiting
+                waiting.callers += 1
+            try:
+                result = await self._wait(ctx, where, waiting)
+            finally:
+                waiting.callers -= 1
+                if waiting.callers == 0 and self._waiting.get(key) is waiting:
+                    del self._waiting[key]
+        except AskUserError as exc:
+            return _error_result(exc)
+        return _text_result(result)
+
+    async def _wait(self, ctx: Any, where: Asking, waiting: _Waiting) -> dict[str, Any]:
+        give_up_at = waiting.deadline + asking.DEADLINE_MARGIN_SECONDS
+        result: dict[str, Any] | None = None
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_report_progress, ctx, waiting)
+                if where.stream_lost is not None:
+                    group.start_soon(_give_up_when_lost, where.stream_lost, group.cancel_scope)
+                result = await asking.wait_result(where.asker, waiting.prompt_id, give_up_at)
+                group.cancel_scope.cancel()
+        except BaseException:
+            # Cancelled by the client, its connection closed, or the server is stopping: the
+            # last call waiting on the prompt takes it off the person's phone.
+            await self._let_go(where, waiting)
+            raise
+        if result is None:  # its stream was lost and no call came back for the prompt
+            await self._let_go(where, waiting)
+            return {"status": "no_answer", "reason": "cancelled"}
+        return result
+
+    @staticmethod
+    async def _let_go(where: Asking, waiting: _Waiting) -> None:
+        if waiting.callers == 1:
+            await asking.despite_cancel(where.asker.cancel(waiting.prompt_id))
+
+
+async def _give_up_when_lost(lost: anyio.Event, scope: anyio.CancelScope) -> None:
+    await lost.wait()
+    await anyio.sleep(RECONNECT_GRACE_SECONDS)
+    scope.cancel()
+
+
+async def _report_progress(ctx: Any, waiting: _Waiting) -> None:
+    """`notifications/progress` now and every PROGRESS_SECONDS (a no-op for a request without
+    a progressToken: MCP addresses progress only to a token the client chose)."""
+    while True:
+        left = waiting.deadline - time.monotonic()
+        await ctx.session.report_progress(
+            round(waiting.total - max(left, 0)), waiting.total, waiting_message(left)
+        )
+        await anyio.sleep(PROGRESS_SECONDS)
+
+
+def _canonical(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def build_server(asking_for: AskingFor) -> Server:
+    tool = AskUserTool(asking_for)
+
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool.model_validate(mcp_tool())])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         if params.name != TOOL_NAME:
             return _text_result({"error": f"unknown tool {params.name!r}"}, is_error=True)
-        arguments = dict(params.arguments or {})
-        unknown = set(arguments) - {"questions", "timeoutSeconds"}
-        if unknown:
-            return _text_result(
-                {
-                    "error": {
-                        "code": "invalid_prompt",
-                        "message": f"unknown properties: {', '.join(sorted(unknown))}",
-                    }
-                },
-                is_error=True,
-            )
-        try:
-            result = await ask_user_async(
-                arguments.get("questions", []),
-                timeout_seconds=arguments.get("timeoutSeconds"),
-                session_key=session_key,
-                agent_id=agent_id,
-                run_id=run_id,
-                gateway_url=gateway_url,
-                token=token,
-            )
-        except AskUserError as exc:
-            error = {"code": exc.code, "message": exc.message}
-            if exc.fields:
-                error["fields"] = [{"path": f.path, "message": f.message} for f in exc.fields]
-            return _text_result({"error": error}, is_error=True)
-        return _text_result(result)
+        return await tool.call(ctx, dict(params.arguments or {}))
 
     return Server(
         "ask-user",
@@ -87,8 +192,34 @@ def build_server(
     )
 
 
-async def serve_stdio(**options: Any) -> None:
-    options.setdefault("session_key", os.environ.get(SESSION_KEY_ENV) or "main")
-    server = build_server(**options)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+async def serve_stdio(
+    *,
+    session_key: str | None = None,
+    agent_id: str | None = None,
+    run_id: str | None = None,
+    gateway_url: str | None = None,
+    token: str | None = None,
+) -> None:
+    """Serve until stdin closes or a signal (SIGTERM, SIGHUP, Ctrl-C) stops the process; either
+    way, prompts still waiting are cancelled at the gateway before it exits."""
+    async with HttpAsker(settings(gateway_url, token)) as asker:
+        where = Asking(
+            asker,
+            session_key or os.environ.get(SESSION_KEY_ENV) or "main",
+            agent_id,
+            run_id,
+        )
+        server = build_server(lambda ctx: where)
+        async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
+
+            async def stop_on_signals() -> None:
+                with anyio.open_signal_receiver(
+                    signal.SIGTERM, signal.SIGHUP, signal.SIGINT
+                ) as signals:
+                    async for _ in signals:
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(stop_on_signals)
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+            tg.cancel_scope.cancel()

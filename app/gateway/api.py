@@ -52,6 +52,7 @@ from .feed import Parked
 from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
+from .remote_mcp import CALLER_KEY, RemoteMcp
 from .routing import Call, Endpoint, Router
 from .service import Gateway
 from .store import PRUNE_BATCH, PromptStore
@@ -188,6 +189,17 @@ def reply_to_prompt(call: Call) -> dict:
     )
 
 
+# ---- remote agents --------------------------------------------------------------------------
+
+
+async def mcp(call: Call, receive: Any, send: Any) -> None:
+    """MCP over Streamable HTTP: the `ask_user` tool, its guidance and result, as over stdio.
+    POST sends a JSON-RPC message (answered as JSON or an SSE stream), GET opens the server's
+    stream, DELETE ends the session. `Ask-User-Session` names the prompt's sessionKey."""
+    call.scope[CALLER_KEY] = call.caller
+    await call.state.remote_mcp.serve(call.scope, receive, send)
+
+
 # ---- devices and pairing (admin; pairing itself needs only the code) --------------------------
 
 
@@ -292,6 +304,18 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         response=PromptRecord, errors=(404, 409), body=ReplyRequest,
         invalid_code=ErrorCode.INVALID_REPLY,
     ),
+    # remote agents: the MCP SDK's transport serves these once the agent token is checked
+    *(
+        Endpoint(
+            method, "/mcp", mcp, "agent", summary, "agent", response="mcp", mount=True,
+            errors=(400, 404) if method != "POST" else (400, 404, 406),
+        )
+        for method, summary in (
+            ("POST", "MCP: send a message"),
+            ("GET", "MCP: the server's stream"),
+            ("DELETE", "MCP: end the session"),
+        )
+    ),
     # devices and pairing
     Endpoint(
         "POST", "/v1/pairings", create_pairing, "admin", "Make a pairing code", "admin",
@@ -332,6 +356,7 @@ class GatewayApp:
             description="Holds ask_user prompts between the agents that ask and the devices "
             "that answer. See PROTOCOL.md.",
         )
+        self.state.remote_mcp = RemoteMcp(self.state)
         self.router = Router(ENDPOINTS, self.state, lifespan=self._lifespan)
         self.asgi = RequestLog(self.router)  # what uvicorn runs
         self._stop: list[Any] = []
@@ -342,6 +367,7 @@ class GatewayApp:
             if message["type"] == "lifespan.startup":
                 try:
                     self._start()
+                    await self.state.remote_mcp.start()
                     state = scope.get("state", {})
                     state[RELEASE_PARKED] = self._release_parked
                     state[ANSWER_AT_ONCE] = self.router.answer_at_once
@@ -351,6 +377,7 @@ class GatewayApp:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                await self.state.remote_mcp.stop()  # its calls cancel their prompts first
                 self._shut()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -22,13 +22,15 @@ _STATUS_TEXT = {
     200: "OK",
     201: "Created",
     204: "Done; no body",
+    400: "A malformed MCP message or session header (a JSON-RPC error, from the MCP SDK).",
     401: "Missing or unknown token (`unauthorized`).",
     403: "A token of the wrong role (`forbidden`), not the main session, or an unknown, used "
     "or expired pairing code (`pairing_invalid`).",
-    404: "No such prompt or device (`not_found`).",
+    404: "No such prompt or device (`not_found`), or an MCP session that ended.",
     409: "No longer pending (`already_resolved`, with the record), `pending_exists`, or a key "
     "reused with a different request (`idempotency_conflict`).",
     410: "The cursor is older than the events kept (`cursor_expired`): re-sync.",
+    406: "The client does not accept both JSON and SSE (MCP Streamable HTTP).",
     413: "The request body is over 64 KiB (`payload_too_large`).",
     422: "Invalid input, with `fields` naming each problem.",
     429: "Too many wrong pairing codes from this address (`too_many_attempts`).",
@@ -91,6 +93,9 @@ def _operation(endpoint: Endpoint, refs: dict[tuple[type[BaseModel], str], Any])
     success: dict[str, Any] = {"description": _STATUS_TEXT[endpoint.status]}
     if endpoint.response == "text":
         success["content"] = {"text/plain": {"schema": {"type": "string"}}}
+    elif endpoint.response == "mcp":
+        success["description"] = "JSON-RPC messages of MCP Streamable HTTP"
+        success["content"] = {"application/json": {}, "text/event-stream": {}}
     elif isinstance(endpoint.response, tuple):
         one_of = [refs[(m, "serialization")] for m in endpoint.response]
         success["content"] = {"application/json": {"schema": {"oneOf": one_of}}}

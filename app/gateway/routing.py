@@ -104,6 +104,9 @@ class Endpoint:
     invalid_code: str = ErrorCode.INVALID_REQUEST  # what a bad body or query is called
     query: type[BaseModel] | None = None
     in_schema: bool = True
+    # The handler serves the request itself as ASGI, `handler(call, receive, send)`, once it is
+    # authenticated: for a transport from another package (the MCP SDK's, at /mcp).
+    mount: bool = False
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     at_once: bool = field(init=False, repr=False, compare=False)
 
@@ -172,6 +175,10 @@ class Router:
             return
         try:
             endpoint, params = self.match(scope["method"], scope["path"])
+            if endpoint.mount:
+                call = self._prepare_head(endpoint, params, scope)
+                await endpoint.handler(call, receive, send)  # type: ignore[call-arg]
+                return
             response = await self._respond(endpoint, params, scope, receive)
         except _ClientGone:
             return

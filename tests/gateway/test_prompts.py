@@ -267,6 +267,9 @@ def test_openapi_describes_every_route(gateway):
         ("POST", "/v1/devices"),
         ("GET", "/v1/devices"),
         ("DELETE", "/v1/devices/{device_id}"),
+        ("POST", "/mcp"),
+        ("GET", "/mcp"),
+        ("DELETE", "/mcp"),
     }
     create = spec["paths"]["/v1/prompts"]["post"]
     assert set(create["responses"]) >= {"200", "201", "401", "403", "409", "413", "422"}
