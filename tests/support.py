@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -219,6 +220,28 @@ def next_pending(url: str, timeout: float = 20.0) -> dict[str, Any]:
         raise AssertionError("no prompt arrived")
     finally:
         device.close()
+
+
+NODE_DIR = Path(__file__).resolve().parents[1] / ".ci" / "node"  # ignored by git
+
+
+def npm_package(name: str, version: str) -> Path:
+    """An npm package's folder, installed into .ci/node/<name>@<version> on first use (.ci/run
+    installs them beforehand; npm ships with Node.js). One prefix per package: npm prunes what
+    its prefix does not list."""
+    prefix = NODE_DIR / f"{name.replace('/', '+')}@{version}"
+    package = prefix / "node_modules" / name
+    if not (package / "package.json").exists():
+        npm = shutil.which("npm")
+        assert npm, "these tests need Node.js and npm (apt-get install -y nodejs npm)"
+        subprocess.run(
+            [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix),
+             f"{name}@{version}"],
+            check=True,
+            capture_output=True,
+            timeout=300,
+        )  # fmt: skip
+    return package
 
 
 def device_post(url: str, prompt_id: str, action: str, body: dict | None = None) -> httpx.Response:

@@ -31,6 +31,7 @@ from .tool import DESCRIPTION, TOOL_NAME, mcp_tool
 
 SESSION_KEY_ENV = "ASK_USER_SESSION_KEY"
 PROGRESS_SECONDS = 10  # the contract asks for at least every 15 s
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 RECONNECT_GRACE_SECONDS = 5  # a client re-issues a call within this after a broken stream
 
 INSTRUCTIONS = (
@@ -62,6 +63,7 @@ class _Waiting:
     """One prompt and the calls waiting on it."""
 
     prompt_id: str
+    asker: asking.Asker
     deadline: float  # monotonic: when the gateway expires it
     total: float  # its timeout in seconds
     callers: int = 0
@@ -111,7 +113,9 @@ class AskUserTool:
                     record = await asking.create(where.asker, body, None)
                     assert record is not None  # no abort event: create returns or raises
                     timeout = request.timeout_seconds
-                    waiting = _Waiting(record["id"], time.monotonic() + timeout, timeout)
+                    waiting = _Waiting(
+                        record["id"], where.asker, time.monotonic() + timeout, timeout
+                    )
                     self._waiting[key] = waiting
                 waiting.callers += 1
             try:
@@ -149,6 +153,12 @@ class AskUserTool:
         if waiting.callers == 1:
             await asking.despite_cancel(where.asker.cancel(waiting.prompt_id))
 
+    async def cancel_all(self) -> None:
+        """Cancel every prompt a call waits on (the server is being stopped)."""
+        waiting, self._waiting = list(self._waiting.values()), {}
+        for each in waiting:
+            await asking.despite_cancel(each.asker.cancel(each.prompt_id))
+
 
 async def _give_up_when_lost(lost: anyio.Event, scope: anyio.CancelScope) -> None:
     await lost.wait()
@@ -171,8 +181,7 @@ def _canonical(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def build_server(asking_for: AskingFor) -> Server:
-    tool = AskUserTool(asking_for)
+def build_server(tool: AskUserTool) -> Server:
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool.model_validate(mcp_tool())])
@@ -209,17 +218,19 @@ async def serve_stdio(
             agent_id,
             run_id,
         )
-        server = build_server(lambda ctx: where)
-        async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as tg:
+        tool = AskUserTool(lambda ctx: where)
+        server = build_server(tool)
+        async with anyio.create_task_group() as tg:
 
             async def stop_on_signals() -> None:
-                with anyio.open_signal_receiver(
-                    signal.SIGTERM, signal.SIGHUP, signal.SIGINT
-                ) as signals:
-                    async for _ in signals:
-                        tg.cancel_scope.cancel()
-                        return
+                # A signal ends the process at once, once its prompts are cancelled: the task
+                # that reads stdin sits in a thread that only the end of stdin would free.
+                with anyio.open_signal_receiver(*STOP_SIGNALS) as signals:
+                    async for signum in signals:
+                        await tool.cancel_all()
+                        os._exit(128 + signum)
 
             tg.start_soon(stop_on_signals)
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()

