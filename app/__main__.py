@@ -5,6 +5,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+
+def _prog() -> str:
+    """The name this was run by: the `ask-user` script, or `python -m app`."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "python -m app" if name in ("", "__main__.py", "-c") else name
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -13,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["app", *argv]  # no command: run the app (`--help` lists the commands)
-    parser = argparse.ArgumentParser(prog="python -m app", description="Ask User")
+    parser = argparse.ArgumentParser(prog=_prog(), description="Ask User")
     commands = parser.add_subparsers(dest="command", required=True)
     app_parser(commands.add_parser("app", help="run the app (the default)"))
     app_parser(commands.add_parser("demo", help="run the app with a demo agent asking"))
@@ -28,6 +35,13 @@ def main(argv: list[str] | None = None) -> int:
 
     build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
     build_mcp_parser(commands.add_parser("mcp", help="serve ask_user over MCP stdio"))
+    from app.agent.cli import build_claude_hook_parser
+    from app.agent.setup import build_parser as setup_parser
+
+    build_claude_hook_parser(
+        commands.add_parser("claude-hook", help="Claude Code's PreToolUse hook: its questions")
+    )
+    setup_parser(commands.add_parser("setup", help="write Ask User into Claude Code's settings"))
     from app.channels.telegram import build_parser as telegram_parser
 
     telegram_parser(commands.add_parser("telegram", help="answer from Telegram, with buttons"))
@@ -58,6 +72,16 @@ def main(argv: list[str] | None = None) -> int:
         from app.agent.cli import run_mcp
 
         return run_mcp(args)
+    if args.command == "claude-hook":
+        from app.agent.claude_hook import run_claude_hook
+
+        return run_claude_hook(
+            timeout_seconds=args.timeout, gateway_url=args.gateway_url, token=args.token
+        )
+    if args.command == "setup":
+        from app.agent.setup import run as run_setup
+
+        return run_setup(args)
     if args.command == "discord":
         from app.channels.discord import run as run_discord
 

@@ -147,6 +147,19 @@ def build_mcp_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
     return parser
 
 
+def build_claude_hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.description = (
+        "Claude Code's PreToolUse hook for AskUserQuestion: reads the hook's JSON on stdin, "
+        "asks on your phone, prints Claude Code's decision. Set it up with `setup claude-code`."
+    )
+    parser.add_argument("--timeout", type=int, help="seconds (30-3600, default 900)")
+    parser.add_argument(
+        "--gateway-url", help="default: $ASK_USER_GATEWAY_URL or http://127.0.0.1:8765"
+    )
+    parser.add_argument("--token", help="agent token (default: $ASK_USER_AGENT_TOKEN)")
+    return parser
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 

@@ -127,6 +127,7 @@ async def ask_user_async(
     gateway_url: str | None = None,
     token: str | None = None,
     abort: asking.AbortEvent | None = None,
+    create_retry_seconds: float = CREATE_RETRY_SECONDS,
 ) -> dict[str, Any]:
     """Ask and wait; returns the specification's tool result dict exactly.
 
@@ -138,14 +139,17 @@ async def ask_user_async(
     body, request = prompt_body(
         arguments, session_key=session_key, run_id=run_id, agent_id=agent_id
     )
-    async with HttpAsker(settings(gateway_url, token)) as asker:
+    async with HttpAsker(settings(gateway_url, token), create_retry_seconds) as asker:
         return await asking.ask(asker, body, request.timeout_seconds, abort)
 
 
 class HttpAsker:
     """The gateway over HTTP with an agent token (`asking.Asker`)."""
 
-    def __init__(self, config: AgentSettings) -> None:
+    def __init__(
+        self, config: AgentSettings, create_retry_seconds: float = CREATE_RETRY_SECONDS
+    ) -> None:
+        self.create_retry_seconds = create_retry_seconds  # how long to retry an unreachable one
         self.http = httpx.AsyncClient(
             base_url=config.gateway_url,
             headers={"Authorization": f"Bearer {config.token}"},
@@ -163,7 +167,7 @@ class HttpAsker:
     ) -> dict[str, Any] | None:
         """POST the prompt, retrying dropped connections (the requestId makes a retry
         harmless)."""
-        give_up_at = time.monotonic() + CREATE_RETRY_SECONDS
+        give_up_at = time.monotonic() + self.create_retry_seconds
         attempt = 0
         while True:
             if asking.aborted(abort):
@@ -213,6 +217,7 @@ def ask_user(
     gateway_url: str | None = None,
     token: str | None = None,
     abort: threading.Event | None = None,
+    create_retry_seconds: float = CREATE_RETRY_SECONDS,
 ) -> dict[str, Any]:
     """The blocking form of ask_user_async. Ctrl-C cancels the prompt, then raises."""
     call = ask_user_async(
@@ -224,6 +229,7 @@ def ask_user(
         gateway_url=gateway_url,
         token=token,
         abort=abort,
+        create_retry_seconds=create_retry_seconds,
     )
     try:
         asyncio.get_running_loop()

@@ -17,14 +17,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from app.agent.asking import RUN_ABORT, Unreachable
 from app.agent.client import AskUserError
 from app.agent.mcp_server import Asking, AskUserTool, build_server
-from app.protocol import (
-    CreatePromptRequest,
-    ErrorCode,
-    ProtocolError,
-    ensure_main_session,
-    limits,
-    parse_model,
-)
+from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
 from .service import Gateway, fingerprint
 
@@ -46,9 +39,7 @@ class GatewayAsker:
 
     async def create(self, body: dict[str, Any], abort: Any) -> dict[str, Any]:
         try:
-            request = parse_model(CreatePromptRequest, body, ErrorCode.INVALID_PROMPT)
-            ensure_main_session(request)
-            record, _ = self.gateway.create(self.owner, request)
+            record, _ = self.gateway.create(self.owner, validate_prompt(body))
         except ProtocolError as exc:
             raise _asking_error(exc) from None
         return record.to_wire()

@@ -39,3 +39,10 @@ MAX_FAILED_PAIRINGS_PER_MINUTE = 10  # from one address; then 429 until the minu
 MIN_TOKEN_CHARS = 16  # tokens named in the environment; shorter ones are refused at start-up
 MAX_DEVICE_NAME_CHARS = 64
 MAX_URL_CHARS = 2000
+
+
+def clamp_timeout(seconds: int | None) -> int:
+    """A prompt's timeout as the gateway keeps it: the default when absent, else clamped."""
+    if seconds is None:
+        return DEFAULT_TIMEOUT_SECONDS
+    return max(MIN_TIMEOUT_SECONDS, min(MAX_TIMEOUT_SECONDS, seconds))

@@ -199,7 +199,7 @@ def _clamp_timeout(value: Any) -> int:
         raise _invalid("must be a number of seconds (a JSON number), got {got}", got=repr(value))
     if not math.isfinite(value) or value != int(value):
         raise _invalid("must be a whole number of seconds, got {got}", got=value)
-    return max(limits.MIN_TIMEOUT_SECONDS, min(limits.MAX_TIMEOUT_SECONDS, int(value)))
+    return limits.clamp_timeout(int(value))
 
 
 class AskUserRequest(RequestModel):

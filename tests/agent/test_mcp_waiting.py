@@ -165,7 +165,11 @@ def test_a_reissued_call_attaches_to_its_pending_prompt(gateway, transport):
             refused = await session.call_tool("ask_user", other)
             assert (await asyncio.to_thread(_pending, gateway, session_key))["id"] == prompt["id"]
             await asyncio.to_thread(
-                device_post, gateway.url, prompt["id"], "answer", {"answers": {"color": ["dark (recommended)"]}}
+                device_post,
+                gateway.url,
+                prompt["id"],
+                "answer",
+                {"answers": {"color": ["dark (recommended)"]}},
             )
             return prompt, await again, await third, refused
 

@@ -1,0 +1,158 @@
+"""`ask-user claude-hook`: Claude Code's own AskUserQuestion, answered on the phone.
+
+Claude Code runs `PreToolUse` hooks before AskUserQuestion (matcher `AskUserQuestion`). This
+hook reads the hook's JSON on stdin, asks the same questions through the gateway, waits, and
+prints the hook's answer: `allow` with the tool input plus `answers` (question text → the
+chosen labels, joined with ", ") when the person answered; `deny` with a reason for the model
+when they dismissed it. Whenever it cannot help — the prompt expired or was cancelled, the
+gateway is unreachable, or the questions are more than the contract carries — it exits 0 with
+no decision, so Claude Code shows its own question and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from .client import AskUserError
+
+TOOL = "AskUserQuestion"
+EVENT = "PreToolUse"
+SESSION_PREFIX = "claude-code"
+DECLINED = (
+    "The user dismissed these questions on their phone without answering. Do not ask them "
+    "again; continue with your best judgment and say which choices you made."
+)
+ANSWERED = "The user answered on their phone (Ask User)."
+GATEWAY_DOWN_SECONDS = 3  # an unreachable gateway: Claude Code asks itself after this
+
+
+class CannotCarry(Exception):
+    """Questions the contract cannot carry (say, four of them): Claude Code asks itself."""
+
+
+def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Our questions for Claude's, with ids made from their order (q1, q2, ...), and each id's
+    question text (Claude keys its answers by the text)."""
+    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("questions"), list):
+        raise CannotCarry("tool_input has no questions list")
+    questions, texts = [], {}
+    for number, asked in enumerate(tool_input["questions"], start=1):
+        if not isinstance(asked, dict) or not isinstance(asked.get("question"), str):
+            raise CannotCarry(f"question {number} has no text")
+        question_id = f"q{number}"
+        options = []
+        for option in asked.get("options") or []:
+            if not isinstance(option, dict):
+                raise CannotCarry(f"question {number} has an option that is not an object")
+            carried = {"label": option.get("label")}
+            if option.get("description"):
+                carried["description"] = option["description"]
+            options.append(carried)
+        questions.append(
+            {
+                "id": question_id,
+                "header": asked.get("header") or f"Question {number}",
+                "question": asked["question"],
+                "options": options,
+                "multiSelect": bool(asked.get("multiSelect", False)),
+            }
+        )
+        texts[question_id] = asked["question"]
+    return questions, texts
+
+
+def session_key(hook: dict[str, Any]) -> str:
+    """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or hook.get("cwd") or os.getcwd()
+    path = str(project)
+    home = str(Path.home())
+    if path == home or path.startswith(home + os.sep):
+        path = "~" + path[len(home) :]
+    key = f"{SESSION_PREFIX}:{path}"
+    return key if len(key) <= 200 else f"{SESSION_PREFIX}:…{path[-180:]}"
+
+
+def decision(
+    result: dict[str, Any], tool_input: dict[str, Any], texts: dict[str, str]
+) -> dict[str, Any] | None:
+    """The hook's output for a tool result; None: no decision (Claude Code asks itself)."""
+    if result.get("status") == "answered":
+        values = result["answers"]["answers"]
+        answers = {texts[qid]: ", ".join(values[qid]) for qid in texts if qid in values}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": EVENT,
+                "permissionDecision": "allow",
+                "permissionDecisionReason": ANSWERED,
+                "updatedInput": {**tool_input, "answers": answers},
+            }
+        }
+    if result.get("reason") == "dismissed":
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": EVENT,
+                "permissionDecision": "deny",
+                "permissionDecisionReason": DECLINED,
+            }
+        }
+    return None  # expired or cancelled: let Claude Code ask in the terminal
+
+
+def _note(message: str) -> None:
+    """Shown in Claude Code's transcript view (stderr of a hook that exits 0)."""
+    print(f"ask-user: {message}", file=sys.stderr)
+
+
+def run_claude_hook(
+    *,
+    timeout_seconds: int | None = None,
+    gateway_url: str | None = None,
+    token: str | None = None,
+) -> int:
+    from .cli import _stop_on_signals
+    from .client import ask_user
+
+    try:
+        hook = json.loads(sys.stdin.read() or "null")
+    except ValueError as exc:
+        _note(f"the hook's input is not JSON ({exc}); Claude Code asks itself")
+        return 0
+    if not isinstance(hook, dict) or hook.get("tool_name") != TOOL:
+        return 0  # another tool: not ours to decide
+    tool_input = hook.get("tool_input")
+    try:
+        questions, texts = prompt_questions(tool_input)
+    except CannotCarry as exc:
+        _note(f"{exc}; Claude Code asks itself")
+        return 0
+    assert isinstance(tool_input, dict)
+    session = hook.get("session_id")
+    stop = _stop_on_signals()  # Esc in Claude Code, or its hook timeout: cancel the prompt
+    try:
+        result = ask_user(
+            questions,
+            session_key=session_key(hook),
+            # One question at a time per session: two Claude sessions in a project both ask.
+            agent_id=f"{SESSION_PREFIX}/{str(session)[:8]}" if session else SESSION_PREFIX,
+            run_id=str(session) if session else None,
+            timeout_seconds=timeout_seconds,
+            gateway_url=gateway_url,
+            token=token,
+            abort=stop,
+            create_retry_seconds=GATEWAY_DOWN_SECONDS,
+        )
+    except AskUserError as exc:
+        _note(f"{exc}; Claude Code asks itself")
+        return 0
+    if stop.is_set():
+        return 128 + stop.signum
+    output = decision(result, tool_input, texts)
+    if output is None:
+        _note(f"no answer on the phone ({result.get('reason')}); Claude Code asks itself")
+        return 0
+    print(json.dumps(output, ensure_ascii=False))
+    return 0

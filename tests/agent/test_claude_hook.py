@@ -1,0 +1,220 @@
+"""`ask-user claude-hook` as Claude Code runs it: the documented PreToolUse JSON on stdin, a
+real gateway, the person's answer on a device, the hook's decision on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import AGENT_TOKEN, device_post, free_port, next_pending
+
+PROJECT = "/home/dev/code/shop"
+
+
+def _hook_input(*questions: dict) -> dict:
+    """What Claude Code sends a PreToolUse hook before AskUserQuestion (hooks reference)."""
+    return {
+        "session_id": "8c35adc1-5f2e-4b7e-9d0a-1b2c3d4e5f60",
+        "transcript_path": "/home/dev/.claude/projects/-home-dev-code-shop/8c35adc1.jsonl",
+        "cwd": PROJECT,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "AskUserQuestion",
+        "tool_input": {"questions": list(questions)},
+        "tool_use_id": "toolu_01ABCDEF",
+    }
+
+
+DATABASE = {
+    "question": "Which database should the service use?",
+    "header": "Database",
+    "multiSelect": False,
+    "options": [
+        {"label": "PostgreSQL (Recommended)", "description": "What production runs"},
+        {"label": "SQLite", "description": "One file, no server"},
+    ],
+}
+FEATURES = {
+    "question": "Which features should ship first?",
+    "header": "Features",
+    "multiSelect": True,
+    "options": [{"label": "Search"}, {"label": "Export"}, {"label": "Sharing"}],
+}
+STYLE = {
+    "question": "Which code style?",
+    "header": "Style",
+    "multiSelect": False,
+    "options": [{"label": "Black"}, {"label": "Ruff format"}],
+}
+
+
+def _hook(url: str, hook_input: dict | str) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+    env.update(ASK_USER_GATEWAY_URL=url, ASK_USER_AGENT_TOKEN=AGENT_TOKEN)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "claude-hook"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None
+    process.stdin.write(hook_input if isinstance(hook_input, str) else json.dumps(hook_input))
+    process.stdin.close()
+    return process
+
+
+def _finish(process: subprocess.Popen) -> tuple[int, str, str]:
+    assert process.stdout is not None and process.stderr is not None
+    out, err = process.stdout.read(), process.stderr.read()
+    return process.wait(30), out, err
+
+
+def test_one_question_answered_allows_with_the_answer_keyed_by_its_text(gateway):
+    hook_input = _hook_input(DATABASE)
+    process = _hook(gateway.url, hook_input)
+    prompt = next_pending(gateway.url)
+    assert prompt["sessionKey"] == f"claude-code:{PROJECT}"
+    assert prompt["runId"] == hook_input["session_id"]
+    [question] = prompt["questions"]
+    assert question["id"] == "q1" and question["header"] == "Database"
+    assert question["question"] == DATABASE["question"] and question["multiSelect"] is False
+    assert question["options"] == DATABASE["options"]
+    device_post(gateway.url, prompt["id"], "answer", {"answers": {"q1": ["SQLite"]}})
+    code, out, err = _finish(process)
+    assert code == 0, err
+    assert json.loads(out) == {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "permissionDecisionReason": "The user answered on their phone (Ask User).",
+            "updatedInput": {
+                "questions": [DATABASE],
+                "answers": {"Which database should the service use?": "SQLite"},
+            },
+        }
+    }
+
+
+def test_multi_select_labels_are_joined_with_a_comma(gateway):
+    process = _hook(gateway.url, _hook_input(FEATURES))
+    prompt = next_pending(gateway.url)
+    assert prompt["questions"][0]["multiSelect"] is True
+    device_post(gateway.url, prompt["id"], "answer", {"answers": {"q1": ["Search", "Sharing"]}})
+    code, out, _ = _finish(process)
+    updated = json.loads(out)["hookSpecificOutput"]["updatedInput"]
+    assert code == 0 and updated["answers"] == {FEATURES["question"]: "Search, Sharing"}
+
+
+def test_three_questions_each_keyed_by_its_text_with_the_persons_own_words(gateway):
+    process = _hook(gateway.url, _hook_input(DATABASE, FEATURES, STYLE))
+    prompt = next_pending(gateway.url)
+    assert [q["id"] for q in prompt["questions"]] == ["q1", "q2", "q3"]
+    answers = {"q1": ["PostgreSQL (Recommended)"], "q2": ["Export"], "q3": ["Tabs, no tools"]}
+    device_post(gateway.url, prompt["id"], "answer", {"answers": answers})
+    code, out, _ = _finish(process)
+    output = json.loads(out)["hookSpecificOutput"]
+    assert code == 0 and output["permissionDecision"] == "allow"
+    assert output["updatedInput"]["answers"] == {
+        DATABASE["question"]: "PostgreSQL (Recommended)",
+        FEATURES["question"]: "Export",
+        STYLE["question"]: "Tabs, no tools",
+    }
+    assert output["updatedInput"]["questions"] == [DATABASE, FEATURES, STYLE]
+
+
+def test_dismissed_on_the_phone_denies_and_tells_the_model_to_go_on(gateway):
+    process = _hook(gateway.url, _hook_input(DATABASE))
+    prompt = next_pending(gateway.url)
+    device_post(gateway.url, prompt["id"], "dismiss")
+    code, out, _ = _finish(process)
+    output = json.loads(out)["hookSpecificOutput"]
+    assert code == 0 and output["permissionDecision"] == "deny"
+    assert "dismissed" in output["permissionDecisionReason"]
+    assert "best judgment" in output["permissionDecisionReason"]
+
+
+def test_expired_leaves_the_question_to_claude_code(gateway):
+    process = _hook(gateway.url, _hook_input(DATABASE))
+    next_pending(gateway.url)
+    gateway.clock.advance(901)  # past the default 900 s
+    code, out, err = _finish(process)
+    assert (code, out) == (0, "")
+    assert "expired" in err
+
+
+def test_four_questions_are_left_to_claude_code_and_nothing_is_asked(gateway):
+    fourth = {**STYLE, "question": "Which license?", "header": "License"}
+    code, out, err = _finish(_hook(gateway.url, _hook_input(DATABASE, FEATURES, STYLE, fourth)))
+    assert (code, out) == (0, "")
+    assert "1 to 3 questions" in err
+    assert gateway.device.get("/v1/prompts", params={"status": "all"}).json()["prompts"] == []
+
+
+def test_a_gateway_that_is_down_leaves_the_question_to_claude_code():
+    code, out, err = _finish(_hook(f"http://127.0.0.1:{free_port()}", _hook_input(DATABASE)))
+    assert (code, out) == (0, "")
+    assert "cannot reach the gateway" in err
+
+
+@pytest.mark.parametrize(
+    "hook_input",
+    [
+        {**_hook_input(DATABASE), "tool_name": "Bash", "tool_input": {"command": "ls"}},
+        "not json",
+        {**_hook_input(DATABASE), "tool_input": {"questions": "?"}},
+    ],
+    ids=["another-tool", "not-json", "no-questions-list"],
+)
+def test_what_is_not_an_askuserquestion_gets_no_decision(gateway, hook_input):
+    code, out, _ = _finish(_hook(gateway.url, hook_input))
+    assert (code, out) == (0, "")
+    assert gateway.device.get("/v1/prompts", params={"status": "all"}).json()["prompts"] == []
+
+
+def test_the_hook_command_setup_writes_runs_as_written(gateway, tmp_path):
+    """`setup claude-code` then the hook exactly as Claude Code would run it (a shell)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+    env.update(HOME=str(tmp_path), ASK_USER_GATEWAY_URL=gateway.url)
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "setup", "claude-code", "--token", AGENT_TOKEN],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    [group] = settings["hooks"]["PreToolUse"]
+    [hook] = group["hooks"]
+    assert group["matcher"] == "AskUserQuestion" and hook["timeout"] > 900
+    assert Path(hook["command"].split()[0]).is_absolute()
+    shell_env = {**{k: v for k, v in env.items() if k != "ASK_USER_GATEWAY_URL"}}
+    shell_env.update(settings["env"])  # Claude Code passes its settings' env to hooks
+    process = subprocess.Popen(
+        hook["command"],
+        shell=True,
+        env=shell_env,
+        cwd=tmp_path,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None
+    process.stdin.write(json.dumps({**_hook_input(DATABASE), "cwd": str(tmp_path)}))
+    process.stdin.close()
+    prompt = next_pending(gateway.url)
+    assert prompt["sessionKey"] == "claude-code:~"
+    device_post(gateway.url, prompt["id"], "answer", {"answers": {"q1": ["SQLite"]}})
+    code, out, err = _finish(process)
+    assert code == 0, err
+    assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["answers"] == {
+        DATABASE["question"]: "SQLite"
+    }

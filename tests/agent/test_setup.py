@@ -1,0 +1,93 @@
+"""`ask-user setup claude-code`: what it writes into Claude Code's settings, run as a command
+against a temporary home and project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from app.agent.setup import MCP_TOOL_TIMEOUT_MS
+
+
+def _setup(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+    env["HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "app", "setup", "claude-code", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_user_scope_writes_the_hook_and_the_server_with_absolute_commands(tmp_path):
+    settings_path = tmp_path / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    other_hook = {"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh"}]}
+    settings_path.write_text(json.dumps({"model": "opus", "hooks": {"PreToolUse": [other_hook]}}))
+    servers_path = tmp_path / ".claude.json"
+    servers_path.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}, "n": 1}))
+    servers_path.chmod(0o600)
+
+    for _ in range(2):  # a second run replaces what the first wrote
+        done = _setup(tmp_path, "--timeout", "600", "--gateway-url", "http://gw.lan:8765")
+        assert done.returncode == 0, done.stderr
+
+    settings = json.loads(settings_path.read_text())
+    assert settings["model"] == "opus"
+    assert settings["hooks"]["PreToolUse"][0] == other_hook
+    [ours] = settings["hooks"]["PreToolUse"][1:]
+    assert ours["matcher"] == "AskUserQuestion"
+    [hook] = ours["hooks"]
+    command = hook["command"].split()
+    assert Path(command[0]).is_absolute() and command[-3:] == ["claude-hook", "--timeout", "600"]
+    assert hook["timeout"] == 660  # above the prompt's own 600 s
+    assert settings["env"]["MCP_TOOL_TIMEOUT"] == str(MCP_TOOL_TIMEOUT_MS)
+    assert settings["env"]["ASK_USER_GATEWAY_URL"] == "http://gw.lan:8765"
+
+    servers = json.loads(servers_path.read_text())
+    assert servers["n"] == 1 and servers["mcpServers"]["other"] == {"command": "x"}
+    server = servers["mcpServers"]["ask-user"]
+    assert Path(server["command"]).is_absolute() and server["args"][-1] == "mcp"
+    assert server["env"] == {"ASK_USER_GATEWAY_URL": "http://gw.lan:8765"}
+    assert servers_path.stat().st_mode & 0o777 == 0o600
+
+
+def test_print_shows_the_files_and_writes_nothing(tmp_path):
+    done = _setup(tmp_path, "--print")
+    assert done.returncode == 0, done.stderr
+    assert f"# {tmp_path / '.claude' / 'settings.json'}" in done.stdout
+    assert '"AskUserQuestion"' in done.stdout and '"ask-user"' in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_project_scope_writes_into_the_project_and_never_a_token(tmp_path):
+    home, project = tmp_path / "home", tmp_path / "shop"
+    home.mkdir()
+    project.mkdir()
+    done = _setup(home, "--scope", "project", cwd=project)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["ask-user"]
+    settings = json.loads((project / ".claude" / "settings.json").read_text())
+    assert settings["hooks"]["PreToolUse"][0]["matcher"] == "AskUserQuestion"
+    assert list(home.iterdir()) == []
+
+    refused = _setup(home, "--scope", "project", "--token", "agent-token-x", cwd=project)
+    assert refused.returncode == 1 and "--token" in refused.stderr
+    assert "agent-token-x" not in (project / ".mcp.json").read_text()
+
+
+def test_a_broken_settings_file_is_named_and_left_alone(tmp_path):
+    settings_path = tmp_path / ".claude" / "settings.json"
+    settings_path.parent.mkdir()
+    settings_path.write_text("{not json")
+    done = _setup(tmp_path)
+    assert done.returncode == 1
+    assert str(settings_path) in done.stderr and "not valid JSON" in done.stderr
+    assert settings_path.read_text() == "{not json"
+    assert not (tmp_path / ".claude.json").exists()
