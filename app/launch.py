@@ -62,7 +62,7 @@ def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str, str
     token file, the agent token, and a notice when the usual port was taken."""
     from app.device import Settings
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
-    from app.gateway.config import NOTIFY_ENV, default_data_dir
+    from app.gateway.config import NOTIFY_ENV, default_data_dir, write_local_info
 
     data_dir = default_data_dir()
     tokens = load_tokens(data_dir)
@@ -73,6 +73,7 @@ def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str, str
     notify = tuple(os.environ.get(NOTIFY_ENV, "").split())
     config = GatewayConfig(data_dir=data_dir, tokens=tokens, port=port, notify_urls=notify)
     gateway = EmbeddedGateway(config).start()
+    write_local_info(data_dir, gateway.url)  # agents, `ask-user mcp` and `pair` find it here
     name = Settings.load(store).device_name or socket.gethostname()
     Settings(gateway_url=gateway.url, token=tokens.device[0], device_name=name).save(store)
     store.set_meta(EMBEDDED_MARK, tokens.device[0])

@@ -26,6 +26,7 @@ from app.protocol import (
     ProtocolError,
     validate_prompt,
 )
+from app.protocol.local_gateway import LOCAL_INFO_FILE, TOKENS_FILE, default_data_dir
 
 from . import asking
 
@@ -56,10 +57,12 @@ class AgentSettings:
 
 
 def settings(gateway_url: str | None = None, token: str | None = None) -> AgentSettings:
-    """From arguments, else env (`ASK_USER_GATEWAY_URL`, `ASK_USER_AGENT_TOKEN`), else the token
-    file a local gateway made in the default data directory."""
-    url = gateway_url or os.environ.get(GATEWAY_URL_ENV) or DEFAULT_GATEWAY_URL
-    token = token or os.environ.get(AGENT_TOKEN_ENV) or _local_agent_token()
+    """From arguments, else env (`ASK_USER_GATEWAY_URL`, `ASK_USER_AGENT_TOKEN`), else what a
+    gateway on this machine wrote in its data directory (`ASK_USER_GATEWAY_DATA` or the
+    platform's): the address it listens on and its agent token."""
+    local = _local_gateway()
+    url = gateway_url or os.environ.get(GATEWAY_URL_ENV) or local.get("url") or DEFAULT_GATEWAY_URL
+    token = token or os.environ.get(AGENT_TOKEN_ENV) or local.get("token")
     if not token:
         raise AskUserError(
             "no_token",
@@ -69,14 +72,17 @@ def settings(gateway_url: str | None = None, token: str | None = None) -> AgentS
     return AgentSettings(url.rstrip("/"), token)
 
 
-def _local_agent_token() -> str | None:
+def _local_gateway() -> dict[str, str]:
+    found: dict[str, str] = {}
     try:
-        import platformdirs
-
-        path = platformdirs.user_data_path("ask-user", appauthor=False) / "tokens.json"
-        return json.loads(path.read_text())["agent"][0]
-    except (OSError, ValueError, KeyError, IndexError, ImportError):
-        return None
+        data_dir = default_data_dir()
+    except ImportError:
+        return found
+    with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
+        found["url"] = json.loads((data_dir / LOCAL_INFO_FILE).read_text())["localUrl"]
+    with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
+        found["token"] = json.loads((data_dir / TOKENS_FILE).read_text())["agent"][0]
+    return {k: v for k, v in found.items() if isinstance(v, str) and v}
 
 
 def _error_from(response: httpx.Response) -> AskUserError:

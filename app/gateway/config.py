@@ -10,6 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.protocol import limits
+from app.protocol.local_gateway import (  # noqa: F401 (re-exported for the gateway's commands)
+    DATA_DIR_ENV,
+    LOCAL_INFO_FILE,
+    TOKENS_FILE,
+    default_data_dir,
+)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -18,22 +24,7 @@ DEVICE_TOKENS_ENV = "ASK_USER_DEVICE_TOKENS"
 ADMIN_TOKENS_ENV = "ASK_USER_ADMIN_TOKENS"
 PUBLIC_URL_ENV = "ASK_USER_PUBLIC_URL"
 NOTIFY_ENV = "ASK_USER_NOTIFY"
-LOCAL_INFO_FILE = "gateway.json"  # how commands on this machine find the running gateway
-TOKENS_FILE = "tokens.json"
 DB_FILE = "gateway.sqlite3"
-
-
-DATA_DIR_ENV = "ASK_USER_GATEWAY_DATA"
-
-
-def default_data_dir() -> Path:
-    """`ASK_USER_GATEWAY_DATA`, else the platform's user data directory (e.g.
-    ~/.local/share/ask-user on Linux)."""
-    if value := os.environ.get(DATA_DIR_ENV):
-        return Path(value)
-    import platformdirs
-
-    return platformdirs.user_data_path("ask-user", appauthor=False)
 
 
 class ConfigError(Exception):

@@ -200,3 +200,19 @@ def test_called_from_inside_an_event_loop(gateway, pool):
 
 async def _in_loop(gateway):
     return _ask(gateway)  # a blocking call made while a loop runs in this thread
+
+
+def test_an_agent_finds_the_local_gateway_by_its_data_directory(gateway, tmp_path, monkeypatch):
+    """No URL and no token given: what the gateway wrote in ASK_USER_GATEWAY_DATA (its
+    address in gateway.json, its agent token in tokens.json) is used."""
+    from app.agent.client import settings
+    from app.gateway.config import load_tokens, write_local_info
+
+    data_dir = tmp_path / "elsewhere"
+    tokens = load_tokens(data_dir, env={})
+    write_local_info(data_dir, gateway.url)
+    for name in ("ASK_USER_GATEWAY_URL", "ASK_USER_AGENT_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ASK_USER_GATEWAY_DATA", str(data_dir))
+    found = settings()
+    assert (found.gateway_url, found.token) == (gateway.url, tokens.agent[0])

@@ -91,3 +91,26 @@ def test_a_broken_settings_file_is_named_and_left_alone(tmp_path):
     assert str(settings_path) in done.stderr and "not valid JSON" in done.stderr
     assert settings_path.read_text() == "{not json"
     assert not (tmp_path / ".claude.json").exists()
+
+
+def test_the_readmes_agent_snippets_parse_and_match_what_setup_writes():
+    """Copy-paste setup: every JSON and TOML block under "Point an agent at it" parses, and the
+    hook block says what `setup claude-code` writes."""
+    import re
+    import tomllib
+
+    from app.agent.setup import with_hook
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("## Point an agent at it") :]
+    section = section[: section.index("\n## ", 1)]
+    blocks = re.findall(r"```(json|toml)\n(.*?)```", section, re.S)
+    assert len(blocks) >= 4
+    parsed = [json.loads(b) if kind == "json" else tomllib.loads(b) for kind, b in blocks]
+    [hook_block] = [p for p in parsed if "hooks" in p]
+    written = with_hook({}, "/abs/ask-user claude-hook", 960)
+    assert hook_block["hooks"] == written["hooks"]
+    for config in parsed:
+        for server in (config.get("mcpServers") or config.get("mcp_servers") or {}).values():
+            if "command" in server:
+                assert server["command"] == "/abs/ask-user" and server["args"][0] == "mcp"

@@ -1,0 +1,22 @@
+"""Where a gateway on this machine keeps what other commands here read: its data directory,
+`tokens.json` and `gateway.json` (the address it listens on). The gateway writes them; the
+agent tools and `pair` read them. Names only, no I/O."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR_ENV = "ASK_USER_GATEWAY_DATA"
+TOKENS_FILE = "tokens.json"
+LOCAL_INFO_FILE = "gateway.json"  # {"localUrl": ...}: how commands on this machine find it
+
+
+def default_data_dir() -> Path:
+    """`ASK_USER_GATEWAY_DATA`, else the platform's user data directory (e.g.
+    ~/.local/share/ask-user on Linux)."""
+    if value := os.environ.get(DATA_DIR_ENV):
+        return Path(value)
+    import platformdirs
+
+    return platformdirs.user_data_path("ask-user", appauthor=False)
