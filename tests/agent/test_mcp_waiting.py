@@ -34,7 +34,6 @@ from tests.support import (
     wait_until,
 )
 
-MCP_SDK_VERSION = "1.32.2"  # npm @modelcontextprotocol/sdk
 QUESTIONS = {
     "questions": [
         {
@@ -326,7 +325,7 @@ def _node_client(sdk: Path, transport: str, gateway, session_key: str) -> subpro
 
 def test_the_typescript_sdk_with_a_20_s_timeout_reset_by_progress_survives_a_60_s_wait(gateway):
     """The client behind Claude Desktop and Cursor: `timeout: 20000, resetTimeoutOnProgress`."""
-    sdk = npm_package("@modelcontextprotocol/sdk", MCP_SDK_VERSION)
+    sdk = npm_package("@modelcontextprotocol/sdk")
     lines: dict[str, list[dict]] = {t: [] for t in TRANSPORTS}
     processes = {t: _node_client(sdk, t, gateway, f"ts-{t}") for t in TRANSPORTS}
 

