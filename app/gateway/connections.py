@@ -15,6 +15,7 @@ per-request work was most of what each subscribed device cost per event (#16).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import urllib.parse
@@ -25,12 +26,15 @@ import httptools
 from starlette.responses import Response
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
+from app.protocol import ErrorCode, ProtocolError
+
 from .middleware import Later, log_request
 
 log = logging.getLogger("ask_user.gateway")
 
 MAX_HEADER_BYTES = 32 * 1024  # the request line and all headers; nginx's default is 32 KiB
 HEADER_TIMEOUT_SECONDS = 10.0
+BODY_TIMEOUT_SECONDS = 30.0  # a declared body (at most 64 KiB) must be in by then
 SWEEP_SECONDS = 1.0
 RELEASE_PARKED = "ask_user.release_parked"  # the lifespan state's key for it
 ANSWER_AT_ONCE = "ask_user.answer_at_once"  # the lifespan state's key for the router's door
@@ -48,6 +52,9 @@ class _OneWritePerResponse:
         self._head: bytes | None = None
 
     def write(self, data: bytes) -> None:
+        if self._transport.is_closing():  # the client left mid-pipeline: nothing to tell it
+            self._head = None
+            return
         if self._head is not None:
             data, self._head = self._head + data, None
         elif data.startswith(b"HTTP/1.1 ") and data.endswith(b"\r\n\r\n"):
@@ -64,6 +71,9 @@ class _OneWritePerResponse:
 
     def write_whole(self, data: bytes) -> None:
         """A whole response (head and body) in one piece: nothing to hold."""
+        if self._transport.is_closing():
+            self._head = None
+            return
         if self._head is not None:
             data, self._head = self._head + data, None
         self._transport.write(data)
@@ -90,6 +100,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
         self._header_bytes = 0
+        self._parsed_bytes = 0  # of the request line and headers, as parsed
+        self._in_body = False  # a declared body is still coming
         self._at_once = False
         self._later: Later | None = None
         self._headers_due: float | None = None  # see _HeaderDeadlines
@@ -128,13 +140,29 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         # uvicorn's, less the per-request copy of the lifespan state: only a request left to
         # uvicorn's cycle gets one (on_headers_complete).
         self.url = b""
+        self._parsed_bytes = 0
         self.expect_100_continue = False
         self.headers = []
         self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]
 
+    def on_url(self, url: bytes) -> None:
+        self._parsed_bytes += len(url)
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._parsed_bytes += len(name) + len(value) + 4
+        super().on_header(name, value)
+
     def on_headers_complete(self) -> None:
         self._header_bytes = -1
         self._headers_due = None
+        if self._parsed_bytes > MAX_HEADER_BYTES:  # all of it came in the read that ended it
+            self._at_once = True  # nothing of this request reaches uvicorn's cycle
+            self._refuse(431, b"Request Header Fields Too Large")
+            return
+        if self._has_body():  # it must come in time, whoever reads it (or skips it)
+            self._in_body = True
+            self._deadlines.watch(self, BODY_TIMEOUT_SECONDS)
         if not self._answer_at_once():
             self.scope["state"] = self.app_state.copy()
             super().on_headers_complete()
@@ -144,6 +172,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             super().on_body(body)
 
     def on_message_complete(self) -> None:
+        if self._in_body:
+            self._in_body = False
+            self._headers_due = None
         if self._at_once:
             self._at_once = False
         else:
@@ -156,6 +187,32 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._later.detach()
             self._later = None
         super().connection_lost(exc)
+
+    def _has_body(self) -> bool:
+        for name, value in self.headers:
+            if name == b"content-length":
+                return value.strip() not in (b"", b"0")
+            if name == b"transfer-encoding":
+                return True
+        return False
+
+    def _unsupported_upgrade_warning(self) -> None:
+        """uvicorn logs two warnings for every `Upgrade:` request: anyone could fill the log."""
+        log.debug("an Upgrade request, served as plain HTTP")
+
+    # ---- backpressure -------------------------------------------------------------------
+
+    def pause_writing(self) -> None:
+        """The client reads slower than we answer: read no more of its requests until it has
+        taken what is buffered (uvicorn's own cycle waits for this; answers given at once
+        did not, and 20,000 pipelined GETs that nobody read grew the gateway by 1 GB)."""
+        super().pause_writing()
+        self.flow.pause_reading()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if not self.pipeline and (self.cycle is None or self.cycle.response_complete):
+            self.flow.resume_reading()  # uvicorn resumes it itself once its queue is served
 
     # ---- answered at once ---------------------------------------------------------------
 
@@ -170,15 +227,19 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             or not parser.should_keep_alive()  # "Connection: close" or HTTP/1.0: uvicorn's way
             or parser.should_upgrade()
             or (self.cycle is not None and not self.cycle.response_complete)  # pipelined
-            or (limit is not None and len(self.connections) >= limit)  # uvicorn says 503
+            or self.flow.write_paused  # what is buffered goes first, at the client's pace
+            # uvicorn's own check (on_headers_complete): past it, uvicorn answers 503
+            or (limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit))
         ):
             return False
         url = httptools.parse_url(self.url)
         path = url.path.decode("ascii")
         scope = self.scope
         scope["method"] = method.decode("ascii")
-        scope["path"] = urllib.parse.unquote(path) if "%" in path else path
-        scope["raw_path"] = url.path
+        # As uvicorn's on_headers_complete does: the mount point, then the request's path.
+        path = urllib.parse.unquote(path) if "%" in path else path
+        scope["path"] = self.root_path + path
+        scope["raw_path"] = self.root_path.encode("ascii") + url.path
         scope["query_string"] = url.query or b""
         if log.isEnabledFor(logging.INFO):
             scope[_STARTED] = time.perf_counter()
@@ -206,11 +267,20 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self.server_state.total_requests += 1
         if (started := self.scope.get(_STARTED)) is not None:
             log_request(self.scope, response.status_code, started)
-        self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
+        if not self._in_body:  # a declared body still coming keeps its own deadline
+            self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
 
     # ---- refusals -----------------------------------------------------------------------
 
     def headers_late(self) -> None:
+        if self._in_body and not self.transport.is_closing():
+            # A body that stalls: answered already (a GET answered at once), just close;
+            # otherwise say why. The handler waiting for it sees the client gone.
+            if self._at_once or (self.cycle is not None and self.cycle.response_started):
+                self.transport.close()
+            else:
+                self._refuse(408, b"Request Timeout")
+            return
         if self._header_bytes >= 0 and not self.transport.is_closing():
             if self._header_bytes:  # a request was started and not finished: say why
                 self._refuse(408, b"Request Timeout")
@@ -222,8 +292,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._header_bytes = -1
         if self.transport.is_closing():
             return
-        code = b"headers_too_large" if status == 431 else b"request_timeout"
-        body = b'{"error":{"code":"%s","message":"%s"}}' % (code, reason)
+        if status == 431:
+            error = ProtocolError(
+                ErrorCode.HEADERS_TOO_LARGE,
+                f"the request line and headers are limited to {MAX_HEADER_BYTES} bytes",
+            )
+        else:
+            error = ProtocolError(ErrorCode.REQUEST_TIMEOUT, "the request was not sent in time")
+        body = json.dumps(error.to_body(), separators=(",", ":")).encode()
         self.transport.write(
             b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
             b"connection: close\r\n\r\n%s" % (status, reason, len(body), body)

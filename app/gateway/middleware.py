@@ -31,7 +31,8 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def error_response(exc: ProtocolError) -> JSONResponse:
-    return JSONResponse(exc.to_body(), status_code=exc.http_status)
+    headers = {"Allow": ", ".join(exc.extra["allow"])} if "allow" in exc.extra else None
+    return JSONResponse(exc.to_body(), status_code=exc.http_status, headers=headers)
 
 
 class Later:
@@ -68,14 +69,19 @@ def _too_large(max_bytes: int) -> ProtocolError:
     )
 
 
+def refuse_declared_too_large(scope: dict, max_bytes: int = limits.MAX_BODY_BYTES) -> None:
+    """413 for a body declared longer than `max_bytes`, before a byte of it is read."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length" and value.isdigit() and int(value) > max_bytes:
+            raise _too_large(max_bytes)
+
+
 async def read_body(
     scope: dict, receive: Any, max_bytes: int = limits.MAX_BODY_BYTES
 ) -> bytes | None:
     """The whole request body, or None if the client went away; 413 (ProtocolError) past
     `max_bytes`, whether or not the request declared its length."""
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length" and value.isdigit() and int(value) > max_bytes:
-            raise _too_large(max_bytes)
+    refuse_declared_too_large(scope, max_bytes)
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -196,10 +202,13 @@ class RequestLog:
 
 
 def log_request(scope: dict, status: int, started: float) -> None:
+    """The path as it came on the wire (percent-escapes kept): a decoded one could carry a new
+    line and forge the next log line."""
     log.info(
         "%s %s %d %.1fms",
         scope["method"],
-        scope["path"],
+        scope.get("raw_path", b"").decode("latin-1").encode("unicode_escape").decode("ascii")
+        or "?",
         status,
         (time.perf_counter() - started) * 1000,
     )

@@ -27,10 +27,13 @@ _STATUS_TEXT = {
     403: "A token of the wrong role (`forbidden`), not the main session, or an unknown, used "
     "or expired pairing code (`pairing_invalid`).",
     404: "No such prompt or device (`not_found`), or an MCP session that ended.",
+    408: "The request line, headers or body did not all arrive in time (`request_timeout`); "
+    "the connection is closed.",
     409: "No longer pending (`already_resolved`, with the record), `pending_exists`, or a key "
     "reused with a different request (`idempotency_conflict`).",
     410: "The cursor is older than the events kept (`cursor_expired`): re-sync.",
     406: "The client does not accept both JSON and SSE (MCP Streamable HTTP).",
+    431: "Request line and headers over 32 KiB (`headers_too_large`); the connection is closed.",
     413: "The request body is over 64 KiB (`payload_too_large`).",
     422: "Invalid input, with `fields` naming each problem.",
     429: "Too many wrong pairing codes from this address (`too_many_attempts`).",
@@ -79,7 +82,7 @@ def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
 
 
 def _error_statuses(endpoint: Endpoint) -> list[int]:
-    statuses = set(endpoint.errors)
+    statuses = set(endpoint.errors) | {408, 431}  # the connection's, before any route
     if endpoint.role is not None:
         statuses |= {401, 403}
     if endpoint.body is not None or endpoint.query is not None:

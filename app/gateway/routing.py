@@ -1,4 +1,4 @@
-"""One table of endpoints, one way through it: size limit → auth → decode → validate → handler.
+"""One table of endpoints, one way through it: size limit → auth → body → validate → handler.
 
 Each `Endpoint` names its method, path, role, body and query models, the statuses it may answer
 and its handler, once. `Router` serves requests from the table; `openapi.py` describes it. No
@@ -32,6 +32,7 @@ from .middleware import (
     error_response,
     let_woken_polls_answer,
     read_body,
+    refuse_declared_too_large,
     when_ready,
 )
 from .service import Gateway, fingerprint
@@ -162,9 +163,11 @@ class Router:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such route; see /openapi.json")
         endpoint = methods.get("GET" if method == "HEAD" else method)
         if endpoint is None:
+            allowed = sorted({*methods, *(("HEAD",) if "GET" in methods else ())})
             raise ProtocolError(
                 ErrorCode.METHOD_NOT_ALLOWED,
                 f"{path} takes {', '.join(sorted(methods))}, not {method}; see /openapi.json",
+                extra={"allow": allowed},
             )
         return endpoint, params
 
@@ -226,13 +229,17 @@ class Router:
     async def _prepare(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
     ) -> Call:
-        """Size limit → auth → decode → validate, each failing with the contract's error."""
+        """Size limit → auth → body → decode → validate, each failing with the contract's
+        error. Nothing of a body is read for a caller the token refuses (and no `100
+        Continue` is sent to one)."""
+        if endpoint.changes:
+            refuse_declared_too_large(scope)  # 413 before 401, on every route
+        call = self._prepare_head(endpoint, params, scope)
         raw = b""
         if endpoint.changes:
-            raw = await read_body(scope, receive)  # 413 before 401, on every route
+            raw = await read_body(scope, receive)  # 413 too past the limit while reading
             if raw is None:
                 raise _ClientGone
-        call = self._prepare_head(endpoint, params, scope)
         if endpoint.body is not None:
             data = decode_json_body(
                 scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required

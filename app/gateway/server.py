@@ -36,6 +36,9 @@ def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
             lifespan="on",
             proxy_headers=False,  # the pairing rate limit keys on the peer address itself
             http=GuardedHttpProtocol,  # 431 past 32 KiB of headers; 10 s to send them
+            # No WebSocket here: an `Upgrade: websocket` GET is an ordinary request (it was
+            # handed to a WebSocket protocol the router does not speak, and answered 500).
+            ws="none",
             limit_concurrency=connection_limit(),  # past it: 503 and a warning, not silence
         )
     )

@@ -25,6 +25,8 @@ class ErrorCode:
     TOO_MANY_ATTEMPTS = "too_many_attempts"
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"  # a key reused with a different request
     METHOD_NOT_ALLOWED = "method_not_allowed"
+    REQUEST_TIMEOUT = "request_timeout"  # headers or a body not all in within their deadline
+    HEADERS_TOO_LARGE = "headers_too_large"  # past 32 KiB of request line and headers
     UNAVAILABLE = "unavailable"  # the store could not take a write (disk full, locked): retry
     INTERNAL = "internal_error"
 
@@ -46,6 +48,8 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.TOO_MANY_ATTEMPTS: 429,
     ErrorCode.IDEMPOTENCY_CONFLICT: 409,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
+    ErrorCode.REQUEST_TIMEOUT: 408,
+    ErrorCode.HEADERS_TOO_LARGE: 431,
     ErrorCode.UNAVAILABLE: 503,
     ErrorCode.INTERNAL: 500,
 }

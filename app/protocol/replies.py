@@ -22,7 +22,7 @@ def _pick_option(question: Question, text: str) -> str | None:
     """A number in range (1-based) or a label in any case picks that option."""
     text = text.strip()
     labels = question.option_labels()
-    if text.isdecimal():
+    if text.isdecimal() and len(text) <= 9:  # int() refuses 4,300 digits and more
         number = int(text)
         if 1 <= number <= len(labels):
             return labels[number - 1]

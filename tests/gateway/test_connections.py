@@ -63,7 +63,8 @@ def test_headers_just_over_the_limit_get_a_json_431(gateway):
     answer = _read_all(sock)
     assert answer.startswith(b"HTTP/1.1 431")
     assert answer.endswith(
-        b'{"error":{"code":"headers_too_large","message":"Request Header Fields Too Large"}}'
+        b'{"error":{"code":"headers_too_large",'
+        b'"message":"the request line and headers are limited to 32768 bytes"}}'
     )
 
 
