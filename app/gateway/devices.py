@@ -7,6 +7,7 @@ the durable copy. A device's `lastSeenAt` is written at most once a minute.
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
 import sqlite3
 from collections import deque
@@ -14,6 +15,10 @@ from dataclasses import dataclass
 
 from app.protocol import ErrorCode, ProtocolError, limits, normalize_code
 from app.protocol.pairing import CODE_ALPHABET, CODE_LENGTH
+
+from .store import StoreUnavailable, immediate
+
+log = logging.getLogger("ask_user.gateway")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS devices (
@@ -33,6 +38,7 @@ CREATE TABLE IF NOT EXISTS pairings (
 """
 _SEEN_WRITE_EVERY_MS = 60_000
 _FAILURE_WINDOW_MS = 60_000
+_MAX_ADDRESSES = 10_000  # addresses whose wrong codes are remembered at once
 
 
 def secret_hash(secret: str) -> str:
@@ -64,7 +70,9 @@ class DeviceRegistry:
         )
         self._active: set[str] = set(self._by_hash.values())
         self._seen: dict[str, int] = {}  # device id → last time written to the table
-        self._failures: dict[str, deque[int]] = {}
+        self._failures: dict[str, deque[int]] = {}  # address → its recent wrong codes
+        self._wrong_guesses = 0  # since start, from anywhere
+        self._guesses_before: dict[str, int] = {}  # code hash → _wrong_guesses when it was made
 
     # ---- tokens --------------------------------------------------------------------------
 
@@ -75,10 +83,18 @@ class DeviceRegistry:
         return device_id in self._active
 
     def seen(self, device_id: str, now_ms: int) -> None:
+        """Note the time a device was last heard from: at most once a minute, and never at the
+        cost of its request (a store that cannot take it now takes it a minute later)."""
         if now_ms - self._seen.get(device_id, 0) < _SEEN_WRITE_EVERY_MS:
             return
         self._seen[device_id] = now_ms
-        self._db.execute("UPDATE devices SET last_seen_ms = ? WHERE id = ?", (now_ms, device_id))
+        try:
+            with immediate(self._db):
+                self._db.execute(
+                    "UPDATE devices SET last_seen_ms = ? WHERE id = ?", (now_ms, device_id)
+                )
+        except StoreUnavailable as exc:
+            log.debug("lastSeenAt of %s not written: %s", device_id, exc.message)
 
     # ---- pairing -------------------------------------------------------------------------
 
@@ -86,51 +102,69 @@ class DeviceRegistry:
         """A fresh single-use code and when it expires."""
         code = new_code()
         expires_ms = now_ms + limits.PAIRING_CODE_SECONDS * 1000
-        self._db.execute("DELETE FROM pairings WHERE expires_ms < ?", (now_ms,))
-        self._db.execute(
-            "INSERT INTO pairings (code_hash, name, created_ms, expires_ms) VALUES (?, ?, ?, ?)",
-            (secret_hash(code), name, now_ms, expires_ms),
-        )
+        with immediate(self._db):
+            self._db.execute("DELETE FROM pairings WHERE expires_ms < ?", (now_ms,))
+            self._db.execute(
+                "INSERT INTO pairings (code_hash, name, created_ms, expires_ms) "
+                "VALUES (?, ?, ?, ?)",
+                (secret_hash(code), name, now_ms, expires_ms),
+            )
+        self._guesses_before[secret_hash(code)] = self._wrong_guesses
         return code, expires_ms
 
     def pair(self, code: str, name: str | None, address: str, now_ms: int) -> tuple[Device, str]:
-        """Use a code: a new device and its token (shown once, stored hashed)."""
-        self._refuse_when_limited(address, now_ms)
+        """Use a code: a new device and its token (shown once, stored hashed).
+
+        A live code is taken from any address, whatever others got wrong: behind a proxy or a
+        shared NAT one guesser must not block everyone's pairing. What stops guessing is each
+        code's budget: past MAX_WRONG_GUESSES_PER_CODE wrong codes tried (from anywhere) while
+        it is live, it is spent. An address past its own limit gets 429 for wrong codes."""
         code_hash = secret_hash(normalize_code(code))
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        token = "dvt_" + secrets.token_urlsafe(32)
+        device: Device | None = None
+        spent = False
+        with immediate(self._db):
             row = self._db.execute(
                 "SELECT name FROM pairings WHERE code_hash = ? AND used_ms IS NULL "
                 "AND expires_ms > ?",
                 (code_hash, now_ms),
             ).fetchone()
-            if row is None:
-                self._db.execute("ROLLBACK")
-                self._failed(address, now_ms)
-                raise ProtocolError(
-                    ErrorCode.PAIRING_INVALID,
-                    "this pairing code is unknown, already used or expired: "
-                    "make a new one with `python -m app pair`",
+            guessed = self._wrong_guesses - self._guesses_before.get(code_hash, 0)
+            spent = row is not None and guessed >= limits.MAX_WRONG_GUESSES_PER_CODE
+            if row is not None and not spent:
+                device = Device(
+                    "dv_" + secrets.token_urlsafe(9), name or row[0] or "Device", now_ms, None
                 )
-            token = "dvt_" + secrets.token_urlsafe(32)
-            device = Device(
-                "dv_" + secrets.token_urlsafe(9), name or row[0] or "Device", now_ms, None
+                self._db.execute(
+                    "UPDATE pairings SET used_ms = ? WHERE code_hash = ?", (now_ms, code_hash)
+                )
+                self._db.execute(
+                    "INSERT INTO devices (id, name, token_hash, created_ms) VALUES (?, ?, ?, ?)",
+                    (device.id, device.name, secret_hash(token), now_ms),
+                )
+        if device is not None:
+            self._guesses_before.pop(code_hash, None)
+            self._by_hash[secret_hash(token)] = device.id
+            self._active.add(device.id)
+            return device, token
+        if spent:
+            log.warning(
+                "a pairing code was spent: %d wrong codes were tried while it was live",
+                limits.MAX_WRONG_GUESSES_PER_CODE,
             )
-            self._db.execute(
-                "UPDATE pairings SET used_ms = ? WHERE code_hash = ?", (now_ms, code_hash)
+            raise ProtocolError(
+                ErrorCode.PAIRING_INVALID,
+                "too many wrong pairing codes were tried while this one was live, so it was "
+                "cancelled: make a new one with `ask-user pair`",
             )
-            self._db.execute(
-                "INSERT INTO devices (id, name, token_hash, created_ms) VALUES (?, ?, ?, ?)",
-                (device.id, device.name, secret_hash(token), now_ms),
-            )
-            self._db.execute("COMMIT")
-        except BaseException:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise
-        self._by_hash[secret_hash(token)] = device.id
-        self._active.add(device.id)
-        return device, token
+        self._wrong_guesses += 1
+        self._refuse_when_limited(address, now_ms)
+        self._failed(address, now_ms)
+        raise ProtocolError(
+            ErrorCode.PAIRING_INVALID,
+            "this pairing code is unknown, already used or expired: "
+            "make a new one with `ask-user pair`",
+        )
 
     def _refuse_when_limited(self, address: str, now_ms: int) -> None:
         recent = self._failures.get(address)
@@ -147,8 +181,15 @@ class DeviceRegistry:
             )
 
     def _failed(self, address: str, now_ms: int) -> None:
-        if len(self._failures) > 10_000:  # many addresses at once: forget the oldest
-            self._failures.pop(next(iter(self._failures)))
+        if address not in self._failures and len(self._failures) >= _MAX_ADDRESSES:
+            # Many addresses at once: forget one that is not blocked (the oldest such), so a
+            # flood of one-off failures cannot free a blocked address.
+            limit = limits.MAX_FAILED_PAIRINGS_PER_MINUTE
+            victim = next(
+                (a for a, r in self._failures.items() if len(r) < limit),
+                next(iter(self._failures)),
+            )
+            del self._failures[victim]
         self._failures.setdefault(address, deque()).append(now_ms)
 
     # ---- devices -------------------------------------------------------------------------
@@ -160,8 +201,10 @@ class DeviceRegistry:
         return [Device(*row) for row in rows]
 
     def revoke(self, device_id: str) -> bool:
-        """Forget a device; its token stops working at once. False when there is no such device."""
-        gone = self._db.execute("DELETE FROM devices WHERE id = ?", (device_id,)).rowcount
+        """Forget a device; its token stops working at once. False when there is no such device.
+        A store that cannot take it answers 503 and the token still works: retry."""
+        with immediate(self._db):
+            gone = self._db.execute("DELETE FROM devices WHERE id = ?", (device_id,)).rowcount
         self._by_hash = {h: d for h, d in self._by_hash.items() if d != device_id}
         self._active.discard(device_id)
         self._seen.pop(device_id, None)

@@ -78,6 +78,23 @@ RECLAIM_PAGES = 2000  # 8 MB of 4 KiB pages a step
 CONVERT_TO_INCREMENTAL_MAX_BYTES = 64 * 1024 * 1024
 
 
+@contextmanager
+def immediate(db: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE … COMMIT, all or nothing: any failure rolls back, and a storage failure
+    (disk full, locked by another process, I/O) becomes `StoreUnavailable` (503: retry)."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as exc:
+        raise StoreUnavailable(exc) from exc
+
+
 class StoreUnavailable(ProtocolError):
     """A write the store could not take (disk full, locked by another process, I/O error):
     rolled back, so nothing changed; 503, and the caller may retry."""
@@ -157,17 +174,11 @@ class PromptStore:
         of the store, #14), and a storage failure becomes `StoreUnavailable`."""
         last_seq = self._last_seq
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+            with immediate(self._db):
                 yield
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._last_seq = last_seq
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                raise
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(exc) from exc
+        except BaseException:
+            self._last_seq = last_seq
+            raise
 
     # ---- prompts ---------------------------------------------------------------------------
 

@@ -36,6 +36,9 @@ EVENT_RETENTION_HOURS = 24
 
 PAIRING_CODE_SECONDS = 600  # a pairing code is single-use and lives 10 minutes
 MAX_FAILED_PAIRINGS_PER_MINUTE = 10  # from one address; then 429 until the minute passes
+# Wrong codes tried, from anywhere, while one code is live; past it that code is spent. With
+# 8 characters of a 32-letter alphabet (40 bits), a guess succeeds with p < 1e-9.
+MAX_WRONG_GUESSES_PER_CODE = 1000
 MIN_TOKEN_CHARS = 16  # tokens named in the environment; shorter ones are refused at start-up
 MAX_DEVICE_NAME_CHARS = 64
 MAX_URL_CHARS = 2000

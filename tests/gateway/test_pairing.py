@@ -79,15 +79,53 @@ def test_a_code_expires_after_ten_minutes(gateway):
     assert late.status_code == 403 and late.json()["error"]["code"] == "pairing_invalid"
 
 
-def test_ten_wrong_codes_a_minute_then_429_even_for_a_good_code(gateway):
+def test_ten_wrong_codes_a_minute_then_429_but_a_good_code_still_pairs(gateway):
+    """Behind a proxy or a shared NAT everyone has one address: one guesser there must not
+    block everyone's pairing (#23, 11)."""
     good = _pairing(gateway)["code"]
     for _ in range(10):
         assert _pair(gateway, "AAAA-AAAA").status_code == 403
-    limited = _pair(gateway, good)
+    limited = _pair(gateway, "BBBB-BBBB")
     assert limited.status_code == 429
     assert limited.json()["error"]["code"] == "too_many_attempts"
+    assert _pair(gateway, good).status_code == 201
     gateway.clock.advance(61)
-    assert _pair(gateway, good).status_code == 201  # the good code was not used up by the 429
+    assert _pair(gateway, "AAAA-AAAA").status_code == 403  # the minute has passed
+
+
+def test_a_code_is_spent_once_too_many_wrong_codes_were_tried_while_it_lived(gateway):
+    from app.protocol import limits
+
+    good = _pairing(gateway)["code"]
+    guesser = gateway.client(None)
+    for n in range(limits.MAX_WRONG_GUESSES_PER_CODE):
+        wrong = guesser.post("/v1/devices", json={"code": f"Z{n:07d}", "name": "x"})
+        assert wrong.status_code in (403, 429)
+    spent = _pair(gateway, good)
+    assert spent.status_code == 403 and "too many wrong" in spent.json()["error"]["message"]
+    assert _pair(gateway, _pairing(gateway)["code"]).status_code == 201  # a new code works
+
+
+def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
+    """The table of addresses is capped; what it forgets first is never a blocked address."""
+    from app.gateway.devices import _MAX_ADDRESSES, DeviceRegistry
+
+    registry = DeviceRegistry(sqlite3.connect(tmp_path / "d.sqlite3", isolation_level=None))
+    now = 1_000_000
+
+    def attempt(address: str) -> int:
+        try:
+            registry.pair("AAAA-AAAA", None, address, now)
+        except Exception as exc:
+            return exc.http_status  # type: ignore[attr-defined]
+        return 201
+
+    for _ in range(10):
+        attempt("10.0.0.1")
+    assert attempt("10.0.0.1") == 429
+    for n in range(_MAX_ADDRESSES + 50):
+        attempt(f"172.16.{n // 250}.{n % 250}")
+    assert attempt("10.0.0.1") == 429
 
 
 @pytest.mark.parametrize(
@@ -162,3 +200,31 @@ def test_a_bad_pairing_request_names_the_field(gateway, body, field):
     response = gateway.admin.post("/v1/pairings", json=body)
     assert response.status_code == 422
     assert [f["path"] for f in response.json()["error"]["fields"]] == [field]
+
+
+def test_device_registry_writes_on_a_locked_store_are_503_and_change_nothing(gateway):
+    """Make a code, pair, revoke and lastSeenAt while another process holds the write lock:
+    503 `unavailable` (never 500), the revoked token still works until the revoke goes
+    through, and a device's own requests are not failed by its lastSeenAt (#23, 5)."""
+    code = _pairing(gateway)["code"]
+    paired = _pair(gateway, code).json()
+    phone = gateway.client(paired["token"])
+    spare = _pairing(gateway)["code"]
+    gateway.clock.advance(120)  # lastSeenAt is due again
+    other = sqlite3.connect(gateway.data_dir / "gateway.sqlite3", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        for response in (
+            gateway.admin.post("/v1/pairings", json={}),
+            _pair(gateway, spare),
+            gateway.admin.delete(f"/v1/devices/{paired['deviceId']}"),
+        ):
+            assert response.status_code == 503, response.text
+            assert response.json()["error"]["code"] == "unavailable"
+        assert phone.get("/v1/prompts").status_code == 200  # not revoked; lastSeenAt waits
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert _pair(gateway, spare).status_code == 201  # the failed try did not use it up
+    assert gateway.admin.delete(f"/v1/devices/{paired['deviceId']}").status_code == 204
+    assert phone.get("/v1/prompts").status_code == 401
