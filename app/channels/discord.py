@@ -29,6 +29,7 @@ from .runtime import (
     run_command,
     serve_callbacks,
 )
+from .signing import RecentSignatures, fresh
 
 log = logging.getLogger("ask_user.channels.discord")
 
@@ -49,6 +50,8 @@ def verified(public_key_hex: str, headers: dict, body: bytes) -> bool:
 
     signature = headers.get("x-signature-ed25519", "")
     timestamp = headers.get("x-signature-timestamp", "")
+    if not fresh(timestamp):  # a year-old or empty timestamp signed once is not a press now
+        return False
     try:
         key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex))
         key.verify(bytes.fromhex(signature), timestamp.encode() + body)
@@ -121,16 +124,21 @@ class DiscordApi:
 class DiscordEndpoint(JsonEndpoint):
     """What Discord calls with interactions."""
 
+    signature_headers = ("x-signature-ed25519", "x-signature-timestamp")
+
     def __init__(self, adapter: ChannelAdapter, api: DiscordApi, public_key: str) -> None:
         self.adapter = adapter
         self.api = api
         self.public_key = public_key
+        self.seen = RecentSignatures()
 
     async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
         if method != "POST" or path != "/discord/interactions":
             return 404, {"error": "not_found"}
         if not verified(self.public_key, headers, body):
             return 401, {"error": "invalid request signature"}
+        if not self.seen.first_time(headers["x-signature-ed25519"]):
+            return 401, {"error": "replayed request"}
         interaction = json.loads(body)
         kind = interaction.get("type")
         if kind == PING:

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 
 from app.device import DeviceCore, LocalStore, PairingError, Settings, app_data_dir
-from app.protocol import PairLink, parse_link
+from app.protocol import PairLink, limits, parse_link
 
 from .adapter import ChannelAdapter, ChatApi
 from .messages import MessageMap
@@ -80,7 +80,11 @@ async def running(
 
 class JsonEndpoint:
     """An ASGI app for a platform's callbacks: the whole body and the headers go to `handle`,
-    whose (status, value) is answered as JSON."""
+    whose (status, value) is answered as JSON. A request without the platform's signature
+    headers is refused before its body is read, and a body past MAX_BODY_BYTES is not read
+    (nothing the platforms send comes near it): no one unsigned can make us buffer much."""
+
+    signature_headers: tuple[str, ...] = ()
 
     async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
         raise NotImplementedError
@@ -88,14 +92,28 @@ class JsonEndpoint:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["method"] == "POST" and not all(headers.get(h) for h in self.signature_headers):
+            await self._answer(send, 401, {"error": "invalid_signature"})
+            return
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limits.MAX_BODY_BYTES:
+            await self._answer(send, 413, {"error": "payload_too_large"})
+            return
         body = b""
         while True:
             message = await receive()
             body += message.get("body", b"")
+            if len(body) > limits.MAX_BODY_BYTES:
+                await self._answer(send, 413, {"error": "payload_too_large"})
+                return
             if not message.get("more_body"):
                 break
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         status, answer = await self.handle(scope["method"], scope["path"], headers, body)
+        await self._answer(send, status, answer)
+
+    @staticmethod
+    async def _answer(send: Any, status: int, answer: Any) -> None:
         await send(
             {
                 "type": "http.response.start",

@@ -3,20 +3,18 @@
 Messages go out through the Web API (`chat.postMessage`, `chat.update`; `--api-url` for a
 stand-in); presses come to this process's interactivity endpoint (`POST /slack/interactions`),
 replies in a message's thread through the Events API (`POST /slack/events`). Every request is
-verified with the app's signing secret (HMAC-SHA256 of `v0:timestamp:body`, at most five
-minutes old) before anything is read from it.
+verified with the app's signing secret (`slack_sdk`'s SignatureVerifier: HMAC-SHA256 of
+`v0:timestamp:body`, at most five minutes old) before anything is read from it, and acted on
+once: a signature seen before is a replay.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
-import hmac
 import json
 import logging
 import os
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -33,6 +31,7 @@ from .runtime import (
     run_command,
     serve_callbacks,
 )
+from .signing import RecentSignatures, fresh
 
 log = logging.getLogger("ask_user.channels.slack")
 
@@ -40,22 +39,15 @@ TOKEN_ENV = "ASK_USER_SLACK_TOKEN"
 SECRET_ENV = "ASK_USER_SLACK_SIGNING_SECRET"
 CHANNELS_ENV = "ASK_USER_SLACK_CHANNEL_ID"
 DEFAULT_API_URL = "https://slack.com/api"
-MAX_AGE_SECONDS = 300
 
 
-def signature(secret: str, timestamp: str, body: bytes) -> str:
-    base = b"v0:" + timestamp.encode() + b":" + body
-    return "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-
-
-def verified(secret: str, headers: Any, body: bytes, now: float | None = None) -> bool:
-    """Slack's request signing: a fresh timestamp and a matching signature, compared in
-    constant time."""
+def verified(verifier: Any, headers: Any, body: bytes, now: float | None = None) -> bool:
+    """Slack's request signing, checked by `slack_sdk`'s SignatureVerifier, after our own
+    check that the timestamp is plain digits and fresh (the SDK's int() fails on "²")."""
     timestamp = headers.get("x-slack-request-timestamp", "")
-    given = headers.get("x-slack-signature", "")
-    if not timestamp.isdigit() or abs((now or time.time()) - int(timestamp)) > MAX_AGE_SECONDS:
+    if not fresh(timestamp, now):
         return False
-    return hmac.compare_digest(given, signature(secret, timestamp, body))
+    return bool(verifier.is_valid(body, timestamp, headers.get("x-slack-signature", "")))
 
 
 def blocks(text: str, rows: list[list[Button]] | None) -> list[dict]:
@@ -126,15 +118,22 @@ class SlackApi:
 class SlackEndpoints(JsonEndpoint):
     """What Slack calls: interactions (button presses) and events (thread replies)."""
 
+    signature_headers = ("x-slack-request-timestamp", "x-slack-signature")
+
     def __init__(self, adapter: ChannelAdapter, secret: str) -> None:
+        from slack_sdk.signature import SignatureVerifier
+
         self.adapter = adapter
-        self.secret = secret
+        self.verifier = SignatureVerifier(secret)
+        self.seen = RecentSignatures()
 
     async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
         if method != "POST" or path not in ("/slack/interactions", "/slack/events"):
             return 404, {"error": "not_found"}
-        if not verified(self.secret, headers, body):
+        if not verified(self.verifier, headers, body):
             return 401, {"error": "invalid_signature"}
+        if not self.seen.first_time(headers["x-slack-signature"]):
+            return 200, {}  # a delivery seen already (a replay, or Slack's retry): done once
         if path == "/slack/events":
             event = json.loads(body or b"{}")
             if event.get("type") == "url_verification":

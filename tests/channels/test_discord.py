@@ -5,6 +5,7 @@ stand-in for the REST API."""
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -42,12 +43,14 @@ class DiscordAdapter(RunningChannel):
             )
         )
 
-    def interact(self, interaction: dict, key: Ed25519PrivateKey = KEY) -> httpx.Response:
+    def interact(
+        self, interaction: dict, key: Ed25519PrivateKey = KEY, timestamp: str | None = None
+    ) -> httpx.Response:
         body = json.dumps(interaction).encode()
-        timestamp = "1733212800"
+        timestamp = str(int(time.time())) if timestamp is None else timestamp
         headers = {
             "X-Signature-Ed25519": key.sign(timestamp.encode() + body).hex(),
-            "X-Signature-Timestamp": timestamp,
+            "X-Signature-Timestamp": timestamp.encode(),  # bytes: "²" is not ASCII
             "Content-Type": "application/json",
         }
         return httpx.post(
@@ -88,6 +91,30 @@ def test_ping_is_answered_and_a_forged_signature_is_refused(adapter):
     assert adapter.interact({"type": 1}).json() == {"type": 1}
     forged = adapter.interact({"type": 1}, key=Ed25519PrivateKey.generate())
     assert forged.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "timestamp", ["1733212800", "", "²", "9" * 5000], ids=["a-year-old", "empty", "sup2", "long"]
+)
+def test_a_stale_or_malformed_timestamp_is_refused_even_when_signed(adapter, timestamp):
+    assert adapter.interact({"type": 1}, timestamp=timestamp).status_code == 401
+
+
+def test_a_replayed_interaction_is_refused(adapter):
+    timestamp = str(int(time.time()))
+    assert adapter.interact({"type": 1}, timestamp=timestamp).status_code == 200
+    assert adapter.interact({"type": 1}, timestamp=timestamp).status_code == 401
+
+
+def test_an_unsigned_body_is_not_read_and_a_huge_one_is_refused(adapter):
+    url = f"http://127.0.0.1:{adapter.port}/discord/interactions"
+    assert httpx.post(url, content=b"x" * 1_000_000).status_code == 401
+    huge = httpx.post(
+        url,
+        content=b"x" * 1_000_000,
+        headers={"X-Signature-Ed25519": "00" * 64, "X-Signature-Timestamp": "1"},
+    )
+    assert huge.status_code == 413
 
 
 def test_a_press_answers_and_the_buttons_go(fake, gateway, adapter):

@@ -9,14 +9,15 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from slack_sdk.signature import SignatureVerifier
 
 from app.channels import adapter as channel
 from app.channels.runtime import Joining
-from app.channels.slack import serve, signature
+from app.channels.slack import serve
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 from .fake_slack import FakeSlack
-from .harness import SINGLE, Agent, RunningChannel
+from .harness import SEVERAL, SINGLE, Agent, RunningChannel
 
 BOT_TOKEN = "xoxb-test-token"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -45,11 +46,15 @@ class SlackAdapter(RunningChannel):
         return f"http://127.0.0.1:{self.port}"
 
 
-def _signed(body: bytes, secret: str = SECRET, age: int = 0) -> dict[str, str]:
-    timestamp = str(int(time.time()) - age)
+def _signed(
+    body: bytes, secret: str = SECRET, age: int = 0, timestamp: str | None = None
+) -> dict[str, str | bytes]:
+    timestamp = str(int(time.time()) - age) if timestamp is None else timestamp
     return {
-        "X-Slack-Request-Timestamp": timestamp,
-        "X-Slack-Signature": signature(secret, timestamp, body),
+        "X-Slack-Request-Timestamp": timestamp.encode(),  # bytes: "²" is not ASCII
+        "X-Slack-Signature": SignatureVerifier(secret).generate_signature(
+            timestamp=timestamp, body=body
+        ),
         "Content-Type": "application/x-www-form-urlencoded",
     }
 
@@ -143,3 +148,33 @@ def test_the_events_url_is_verified_with_its_challenge(adapter):
     headers = {**_signed(body), "Content-Type": "application/json"}
     response = httpx.post(f"{adapter.url}/slack/events", content=body, headers=headers)
     assert response.json() == {"challenge": "abc123"}
+
+
+@pytest.mark.parametrize("timestamp", ["²", "9" * 5000, ""], ids=["sup2", "long", "empty"])
+def test_a_malformed_timestamp_is_refused_not_a_crash(fake, gateway, adapter, timestamp):
+    Agent(gateway, SINGLE, session="slack")
+    ts = _the_message(fake)
+    value = fake.buttons(CHANNEL, ts)["Production"]
+    assert _press(adapter, fake, CHANNEL, ts, value, timestamp=timestamp).status_code == 401
+
+
+def test_a_replayed_press_acts_once(fake, gateway, adapter):
+    """A captured signed press sent again within the five minutes: it un-ticked the option."""
+    agent = Agent(gateway, SEVERAL, session="slack")
+    ts = _the_message(fake)
+    assert _press(adapter, fake, CHANNEL, ts, fake.buttons(CHANNEL, ts)["Production"]).is_success
+    wait_until(lambda: "Search" in fake.buttons(CHANNEL, ts), timeout=20)
+    buttons = fake.buttons(CHANNEL, ts)
+    timestamp = str(int(time.time()))
+    for _ in range(2):  # the same signed request twice
+        replayed = _press(adapter, fake, CHANNEL, ts, buttons["Search"], timestamp=timestamp)
+        assert replayed.status_code == 200
+    assert _press(adapter, fake, CHANNEL, ts, buttons["Submit"]).status_code == 200
+    assert agent.wait()["answers"]["answers"]["features"] == ["Search"]
+
+
+def test_an_unsigned_body_is_not_read_and_a_huge_one_is_refused(adapter):
+    url = f"{adapter.url}/slack/interactions"
+    assert httpx.post(url, content=b"x" * 1_000_000).status_code == 401
+    signed_looking = {"X-Slack-Request-Timestamp": "1", "X-Slack-Signature": "v0=00"}
+    assert httpx.post(url, content=b"x" * 1_000_000, headers=signed_looking).status_code == 413
