@@ -126,8 +126,17 @@ class ChannelAdapter:
     ) -> None:
         view, questions = message.view, item.record.questions
         question = questions[view.question]
-        if action in ("p", "t") and not 0 <= arg < len(question.options):
+        # Only the buttons this question's keyboard has (render.keyboard): a pick on a single
+        # choice; a tick or Done on several, for the question on screen. Anything else (forged
+        # or stale) is said so, and the message is drawn again from the store.
+        fits = {
+            "p": not question.multi_select and 0 <= arg < len(question.options),
+            "t": question.multi_select and 0 <= arg < len(question.options),
+            "n": question.multi_select and arg == view.question,
+        }
+        if not fits.get(action, False):
             await self.api.alert(press_id, "This button is no longer valid.")
+            await self._redraw(message, item)
             return
         if action == "t":
             label = question.options[arg].label
@@ -152,8 +161,8 @@ class ChannelAdapter:
             await self.api.alert(press_id, "")
             return
         self.messages.save_view(message.key, view)
-        self._answer(item, view.chosen)
-        await self.api.alert(press_id, "Sent.")
+        refused = self._answer(item, view.chosen)
+        await self.api.alert(press_id, refused or "Sent.")
 
     async def replied(self, chat_id: str, reply_to: str, text: str) -> None:
         """A text reply to a prompt's message: the contract's plain-text rules (`key: value`
@@ -176,12 +185,15 @@ class ChannelAdapter:
             return
         self._answer(item, answers)
 
-    def _answer(self, item: TimelineItem, answers: dict[str, list[str]]) -> None:
-        """Into the core's outbox (kept across restarts, sent with its idempotency key)."""
+    def _answer(self, item: TimelineItem, answers: dict[str, list[str]]) -> str | None:
+        """Into the core's outbox (kept across restarts, sent with its idempotency key); what
+        to tell the person when it was not taken."""
         try:
             self.core.answer(item.id, answers)
         except ProtocolError as exc:
             log.warning("answer for %s not taken: %s", item.id, exc)
+            return f"Not sent: {exc.message}"
+        return None
 
     async def _redraw(self, message: Message, item: TimelineItem) -> None:
         await self.api.edit(

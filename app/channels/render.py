@@ -7,6 +7,7 @@ adapter beside the message so a restart shows the same thing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from app.device import DisplayStatus, TimelineItem
@@ -59,10 +60,15 @@ def callback_data(key: int, action: str, arg: int = 0) -> str:
 
 
 def parse_callback(data: str) -> tuple[int, str, int] | None:
-    parts = data.split(":")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[2].isdigit():
+    """`key:action:arg` as `callback_data` writes it; None for anything else (data comes from
+    the platform's client and can be forged: "²" is a digit to str.isdigit, not to int)."""
+    found = _CALLBACK.fullmatch(data)
+    if found is None:
         return None
-    return int(parts[0]), parts[1], int(parts[2])
+    return int(found[1]), found[2], int(found[3])
+
+
+_CALLBACK = re.compile(r"([0-9]{1,9}):([a-z]):([0-9]{1,3})")
 
 
 def prompt_text(record: PromptRecord, view: View) -> str:

@@ -218,3 +218,26 @@ def test_the_command_says_what_is_missing(tmp_path):
     )
     assert unpaired.returncode == 2
     assert "--pair" in unpaired.stderr and "ASK_USER_DEVICE_TOKEN" in unpaired.stderr
+
+
+@pytest.mark.parametrize(
+    "forged", ["{key}:t:0", "{key}:q:0", "{key}:n:0", "{key}:p:7", "{key}:p:" + "9" * 5000, "x"]
+)
+def test_forged_button_data_is_told_and_changes_nothing(fake, gateway, adapter, forged):
+    """Data the keyboard never had, from the allowed chat: a tick on a single choice, an
+    unknown action, Done where there is none, an option out of range, digits past int()."""
+    agent = Agent(gateway, SINGLE)
+    message = _the_message(fake)
+    key = _button(fake, message, "Production").split(":")[0]
+    fake.press(CHAT, message, forged.format(key=key))
+    wait_until(
+        lambda: any(
+            p.get("text") == "This button is no longer valid."
+            for p in fake.sent("answerCallbackQuery")
+        )
+    )
+    assert not any(p.get("text") == "Sent." for p in fake.sent("answerCallbackQuery"))
+    prompts = gateway.device.get("/v1/prompts").json()["prompts"]
+    assert [p["status"] for p in prompts] == ["pending"]
+    fake.press(CHAT, message, _button(fake, message, "Production"))  # the real one still works
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
