@@ -21,6 +21,7 @@ STATUS_LINE = {
     DisplayStatus.SENDING: "Sending your answer…",
     DisplayStatus.ANSWERED_HERE: "Answered here.",
     DisplayStatus.ANSWERED_ELSEWHERE: "Answered elsewhere.",
+    DisplayStatus.ANSWERED_BY_LINK: "Answered from a link.",
     DisplayStatus.DISMISSED: "Dismissed.",
     DisplayStatus.EXPIRED: "Expired: the agent went on without an answer.",
     DisplayStatus.CANCELLED: "Cancelled: the agent's run stopped.",

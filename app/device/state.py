@@ -49,6 +49,7 @@ class DisplayStatus(StrEnum):
     SENDING = "sending"
     ANSWERED_HERE = "answered"
     ANSWERED_ELSEWHERE = "answered_elsewhere"
+    ANSWERED_BY_LINK = "answered_by_link"  # through its answer link, in a browser
     DISMISSED = "dismissed"
     EXPIRED = "expired"
     CANCELLED = "cancelled"
@@ -80,9 +81,12 @@ def display_status(item: StoredPrompt, device_id: str, clock: ServerClock) -> Ti
         status = DisplayStatus.SENDING
     elif record.status == "answered":
         by = record.resolved_by.device_id if record.resolved_by else None
-        status = (
-            DisplayStatus.ANSWERED_HERE if by == device_id else (DisplayStatus.ANSWERED_ELSEWHERE)
-        )
+        if record.resolved_by is not None and record.resolved_by.kind == "link":
+            status = DisplayStatus.ANSWERED_BY_LINK
+        elif by == device_id:
+            status = DisplayStatus.ANSWERED_HERE
+        else:
+            status = DisplayStatus.ANSWERED_ELSEWHERE
     elif record.status == "dismissed":
         status = DisplayStatus.DISMISSED
     elif record.status == "expired":

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import parse_qs, parse_qsl
 
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
 from app import __version__
 from app.protocol import (
@@ -42,18 +45,21 @@ from app.protocol import (
     pair_link,
     render_prompt_text,
 )
+from app.protocol.strings import Strings
 
+from .answer_page import PageState, language_of, render, security_headers
 from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
 from .connections import ANSWER_AT_ONCE, RELEASE_PARKED
 from .devices import DeviceRegistry
 from .feed import Parked
+from .guesses import Guesses
 from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
 from .remote_mcp import CALLER_KEY, RemoteMcp
-from .routing import Call, Endpoint, Router
+from .routing import Call, Endpoint, Router, _header
 from .service import Gateway
 from .store import PRUNE_BATCH, PromptStore
 
@@ -200,6 +206,136 @@ async def mcp(call: Call, receive: Any, send: Any) -> None:
     await call.state.remote_mcp.serve(call.scope, receive, send)
 
 
+# ---- answer links: a page for any browser (the token in the path is the credential) --------
+
+
+def answer_page(call: Call) -> Response:
+    """The prompt as a page with a form; `?choose=N` (one single-select question) shows that
+    option with one confirm button. A GET never decides: link previews and mail scanners
+    fetch links."""
+    return _link_page(call, lambda record, strings: _choice_state(call, record))
+
+
+def answer_from_page(call: Call) -> Response:
+    """The page's form answers or dismisses, as a device would (first answer wins; the same
+    form sent again is safe); `?choose=N` with no body answers with that option (what a
+    notification's button sends)."""
+
+    def decide(record: PromptRecord, strings: Strings) -> PageState:
+        gateway, token = call.gateway, call.params["token"]
+        choice = _choice_state(call, record)
+        if choice.choose is not None:
+            label = record.questions[0].options[choice.choose - 1].label
+            gateway.answer_by_link(token, {record.questions[0].id: [label]}, choice.attempt)
+            return PageState(notice=strings("link_sent"))
+        form = _form(call.raw)
+        attempt = (form.get("attempt") or [""])[0][:64] or secrets.token_urlsafe(9)
+        if (form.get("action") or [""])[0] == "dismiss":
+            gateway.dismiss_by_link(token, attempt)
+            return PageState(notice=strings("link_dismissed"))
+        chosen, other, missing = _form_answers(record, form)
+        if missing:
+            listed = ", ".join(missing)
+            raise _Refill(PageState(strings("link_missing", questions=listed), chosen, other))
+        answers = {
+            q.id: chosen.get(q.id, []) + ([other[q.id]] if other.get(q.id) else [])
+            for q in record.questions
+        }
+        for question in record.questions:  # one choice: the words typed win over a tick
+            if not question.multi_select and other.get(question.id):
+                answers[question.id] = [other[question.id]]
+        try:
+            gateway.answer_by_link(token, answers, attempt)
+        except ProtocolError as exc:
+            if exc.code != ErrorCode.INVALID_ANSWER:
+                raise
+            raise _Refill(PageState(exc.message, chosen, other), 422) from None
+        return PageState(notice=strings("link_sent"))
+
+    return _link_page(call, decide)
+
+
+class _Refill(Exception):
+    """The form comes back as it was sent, with what is missing or wrong."""
+
+    def __init__(self, state: PageState, status: int = 422) -> None:
+        self.state, self.status = state, status
+
+
+def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState]) -> Response:
+    """Find the prompt of the link (a wrong token counts against the address, like a pairing
+    code), let `decide` act, and render what is true now; every outcome is a page."""
+    strings = Strings(language_of(_header(call.scope, b"accept-language")))
+    gateway, token = call.gateway, call.params["token"]
+    guesses, now = call.state.link_guesses, gateway.clock.now_ms()
+    action = f"/a/{token}"
+    record = gateway.prompt_of_link(token)
+    status, state = 200, PageState()
+    try:
+        if record is None:
+            guesses.refuse_when_limited(call.client_address, now)
+            guesses.failed(call.client_address, now)
+            raise ProtocolError(ErrorCode.NOT_FOUND, strings("link_unknown"))
+        state = decide(record, strings)
+    except _Refill as refill:
+        status, state = refill.status, refill.state
+    except ProtocolError as exc:
+        status = exc.http_status
+        if exc.code == ErrorCode.TOO_MANY_ATTEMPTS:
+            state = PageState(strings("link_too_many"))
+        elif exc.code in (ErrorCode.ALREADY_RESOLVED, ErrorCode.IDEMPOTENCY_CONFLICT):
+            state = PageState()  # the page says what became of it
+        else:
+            state = PageState(exc.message)
+    if record is not None:
+        record = gateway.prompt_of_link(token)  # as it is now
+        if not state.attempt:
+            state.attempt = secrets.token_urlsafe(9)
+    left = 0.0
+    if record is not None:
+        left = record.expires_at.timestamp() - now / 1000
+    nonce = secrets.token_urlsafe(12)
+    return HTMLResponse(
+        render(record, action, strings, state, nonce, left),
+        status_code=status,
+        headers=security_headers(nonce),
+    )
+
+
+def _choice_state(call: Call, record: PromptRecord) -> PageState:
+    """`?choose=N`: 1-based, for a prompt of one single-select question; else ignored."""
+    value = dict(parse_qsl(call.scope.get("query_string", b"").decode("latin-1"))).get("choose")
+    [first, *more] = record.questions
+    if value is None or more or first.multi_select or not value.isascii() or not value.isdigit():
+        return PageState()
+    number = int(value[:2])
+    if not 1 <= number <= len(first.options):
+        return PageState()
+    return PageState(choose=number, attempt=f"choose:{number}")
+
+
+def _form(raw: bytes) -> dict[str, list[str]]:
+    try:
+        return parse_qs(raw.decode("utf-8"), keep_blank_values=True, max_num_fields=200)
+    except (UnicodeDecodeError, ValueError):
+        raise ProtocolError(ErrorCode.INVALID_ANSWER, "the form could not be read") from None
+
+
+def _form_answers(
+    record: PromptRecord, form: dict[str, list[str]]
+) -> tuple[dict[str, list[str]], dict[str, str], list[str]]:
+    """The options ticked, the words typed, and the headers of questions left unanswered."""
+    chosen, other, missing = {}, {}, []
+    for question in record.questions:
+        labels = {o.label for o in question.options}
+        picked = [v for v in form.get(f"q.{question.id}", []) if v in labels]
+        chosen[question.id] = picked if question.multi_select else picked[:1]
+        other[question.id] = (form.get(f"other.{question.id}") or [""])[0].strip()
+        if not chosen[question.id] and not other[question.id]:
+            missing.append(question.header)
+    return chosen, other, missing
+
+
 # ---- devices and pairing (admin; pairing itself needs only the code) --------------------------
 
 
@@ -316,6 +452,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
             ("DELETE", "MCP: end the session"),
         )
     ),
+    # answer links
+    Endpoint(
+        "GET", "/a/{token}", answer_page, None, "The answer page of a link", "links",
+        response="html", errors=(404, 429),
+    ),
+    Endpoint(
+        "POST", "/a/{token}", answer_from_page, None, "Answer or dismiss from the page",
+        "links", response="html", errors=(404, 409, 422, 429),
+    ),
     # devices and pairing
     Endpoint(
         "POST", "/v1/pairings", create_pairing, "admin", "Make a pairing code", "admin",
@@ -347,7 +492,11 @@ class GatewayApp:
         self.config = config
         self.clock = clock
         self.state = SimpleNamespace(
-            config=config, auth=Authenticator(config.tokens), gateway=None, schema=b""
+            config=config,
+            auth=Authenticator(config.tokens),
+            gateway=None,
+            schema=b"",
+            link_guesses=Guesses("answer links"),
         )
         self.state.schema = openapi_document(
             ENDPOINTS,
@@ -360,6 +509,9 @@ class GatewayApp:
         self.router = Router(ENDPOINTS, self.state, lifespan=self._lifespan)
         self.asgi = RequestLog(self.router)  # what uvicorn runs
         self._stop: list[Any] = []
+        # Where answer links point without a public URL: this address (the embedded gateway
+        # sets the port it really got).
+        self.own_url = f"http://{config.host}:{config.port}"
 
     async def _lifespan(self, scope: dict, receive: Any, send: Any) -> None:
         while True:
@@ -393,7 +545,7 @@ class GatewayApp:
             )
         self.state.gateway = gateway
         self.state.auth.attach(DeviceRegistry(store.connection), gateway.clock.now_ms)
-        announcer = _announcer(config)
+        announcer = _announcer(config, self.own_url)
         if announcer is not None:
             gateway.on_created = announcer.announce
             self._stop.append(announcer.close)
@@ -416,11 +568,11 @@ def create_app(config: GatewayConfig, clock: Clock | None = None) -> GatewayApp:
     return GatewayApp(config, clock)
 
 
-def _announcer(config: GatewayConfig) -> Announcer | None:
+def _announcer(config: GatewayConfig, own_url: str) -> Announcer | None:
     if not config.notify_urls:
         return None
     try:
-        announcer = Announcer(config.notify_urls)
+        announcer = Announcer(config.notify_urls, config.public_url or own_url)
     except ImportError:
         log.error("ASK_USER_NOTIFY is set but Apprise is missing: pip install 'ask-user[notify]'")
         return None

@@ -10,12 +10,12 @@ import hashlib
 import logging
 import secrets
 import sqlite3
-from collections import deque
 from dataclasses import dataclass
 
 from app.protocol import ErrorCode, ProtocolError, limits, normalize_code
 from app.protocol.pairing import CODE_ALPHABET, CODE_LENGTH
 
+from .guesses import Guesses
 from .store import StoreUnavailable, immediate
 
 log = logging.getLogger("ask_user.gateway")
@@ -37,8 +37,6 @@ CREATE TABLE IF NOT EXISTS pairings (
 );
 """
 _SEEN_WRITE_EVERY_MS = 60_000
-_FAILURE_WINDOW_MS = 60_000
-_MAX_ADDRESSES = 10_000  # addresses whose wrong codes are remembered at once
 
 
 def secret_hash(secret: str) -> str:
@@ -70,7 +68,7 @@ class DeviceRegistry:
         )
         self._active: set[str] = set(self._by_hash.values())
         self._seen: dict[str, int] = {}  # device id → last time written to the table
-        self._failures: dict[str, deque[int]] = {}  # address → its recent wrong codes
+        self._guesses = Guesses("pairing codes")
         self._wrong_guesses = 0  # since start, from anywhere
         self._guesses_before: dict[str, int] = {}  # code hash → _wrong_guesses when it was made
 
@@ -158,39 +156,13 @@ class DeviceRegistry:
                 "cancelled: make a new one with `ask-user pair`",
             )
         self._wrong_guesses += 1
-        self._refuse_when_limited(address, now_ms)
-        self._failed(address, now_ms)
+        self._guesses.refuse_when_limited(address, now_ms)
+        self._guesses.failed(address, now_ms)
         raise ProtocolError(
             ErrorCode.PAIRING_INVALID,
             "this pairing code is unknown, already used or expired: "
             "make a new one with `ask-user pair`",
         )
-
-    def _refuse_when_limited(self, address: str, now_ms: int) -> None:
-        recent = self._failures.get(address)
-        while recent and recent[0] <= now_ms - _FAILURE_WINDOW_MS:
-            recent.popleft()
-        if recent is not None and not recent:
-            del self._failures[address]
-        if recent and len(recent) >= limits.MAX_FAILED_PAIRINGS_PER_MINUTE:
-            retry = (recent[0] + _FAILURE_WINDOW_MS - now_ms + 999) // 1000
-            raise ProtocolError(
-                ErrorCode.TOO_MANY_ATTEMPTS,
-                f"too many wrong pairing codes from this address; try again in {retry} s",
-                extra={"retryAfterSeconds": retry},
-            )
-
-    def _failed(self, address: str, now_ms: int) -> None:
-        if address not in self._failures and len(self._failures) >= _MAX_ADDRESSES:
-            # Many addresses at once: forget one that is not blocked (the oldest such), so a
-            # flood of one-off failures cannot free a blocked address.
-            limit = limits.MAX_FAILED_PAIRINGS_PER_MINUTE
-            victim = next(
-                (a for a, r in self._failures.items() if len(r) < limit),
-                next(iter(self._failures)),
-            )
-            del self._failures[victim]
-        self._failures.setdefault(address, deque()).append(now_ms)
 
     # ---- devices -------------------------------------------------------------------------
 

@@ -96,6 +96,8 @@ def _operation(endpoint: Endpoint, refs: dict[tuple[type[BaseModel], str], Any])
     success: dict[str, Any] = {"description": _STATUS_TEXT[endpoint.status]}
     if endpoint.response == "text":
         success["content"] = {"text/plain": {"schema": {"type": "string"}}}
+    elif endpoint.response == "html":
+        success["content"] = {"text/html": {"schema": {"type": "string"}}}
     elif endpoint.response == "mcp":
         success["description"] = "JSON-RPC messages of MCP Streamable HTTP"
         success["content"] = {"application/json": {}, "text/event-stream": {}}

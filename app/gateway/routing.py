@@ -53,6 +53,7 @@ class Call:
     params: dict[str, str]
     body: Any = None  # the body model, or None when an optional body was left out
     query: Any = None  # the query model
+    raw: bytes = b""  # the body as sent (for an endpoint that takes no JSON: a form)
 
     @property
     def gateway(self) -> Gateway:
@@ -240,6 +241,7 @@ class Router:
             raw = await read_body(scope, receive)  # 413 too past the limit while reading
             if raw is None:
                 raise _ClientGone
+            call.raw = raw
         if endpoint.body is not None:
             data = decode_json_body(
                 scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required

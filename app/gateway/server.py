@@ -82,6 +82,7 @@ class EmbeddedGateway:
         self._server = _server(self.app.asgi, self.log_level)
         self._sock = _bind(self.config.host, self.config.port)
         self.port = self._sock.getsockname()[1]
+        self.app.own_url = self.url  # answer links name the port it really got
         self._thread = threading.Thread(target=self._run, name="ask-user-gateway", daemon=True)
 
     @property

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,17 @@ from .feed import EventFeed
 from .ids import new_prompt_id
 from .store import PromptStore
 from .waiters import Waiters
+
+LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOCOL.md v1.2)
+
+
+def new_link_token() -> str:
+    return secrets.token_urlsafe(LINK_TOKEN_BYTES)
+
+
+def link_hash(token: str) -> str:
+    """What the store keeps of an answer link: random tokens need no slow hash."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def fingerprint(token: str) -> str:
@@ -88,7 +100,9 @@ class Gateway:
         self.waiters = Waiters()  # agents' result waits
         self.feed = EventFeed(store, self.server_time)  # devices' long-polls
         self.deadlines = DeadlineTimer(self.clock, self.expire_due)
-        self.on_created: Callable[[PromptRecord], None] | None = None
+        # Told of each new prompt and its answer link's token (which only the notification
+        # carries: the gateway keeps its hash).
+        self.on_created: Callable[[PromptRecord, str], None] | None = None
 
     # ---- life --------------------------------------------------------------------------
 
@@ -139,15 +153,16 @@ class Gateway:
             expires_at=to_datetime(expires),
             version=1,
         )
+        link = new_link_token()
         with self.store.transaction():
-            self.store.insert(record, owner, expires)
+            self.store.insert(record, owner, expires, link_hash(link))
             event = self.store.append_event("prompt.created", record, now)
             if key:
                 self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
         self.deadlines.add(expires, record.id)
         self.feed.committed(event)
         if self.on_created is not None:
-            self.on_created(record)  # must not block: the announcer only queues it
+            self.on_created(record, link)  # must not block: the announcer only queues it
         return record, True
 
     def owned(self, owner: str, prompt_id: str) -> PromptRecord:
@@ -199,7 +214,7 @@ class Gateway:
         request = {"answers": answers, "deviceId": device_id}
         return self._answered(
             prompt_id,
-            device_id,
+            ResolvedBy(kind="device", device_id=device_id),
             _device_key(prompt_id, idempotency_key, "answer", request),
             lambda record: canonicalize_answers(record.questions, answers),
         )
@@ -211,7 +226,7 @@ class Gateway:
         request = {"text": text, "deviceId": device_id}
         return self._answered(
             prompt_id,
-            device_id,
+            ResolvedBy(kind="device", device_id=device_id),
             _device_key(prompt_id, idempotency_key, "reply", request),
             lambda record: parse_reply(record.questions, text),
         )
@@ -219,7 +234,7 @@ class Gateway:
     def _answered(
         self,
         prompt_id: str,
-        device_id: str | None,
+        resolved_by: ResolvedBy,
         key: IdempotencyKey | None,
         answers_for: Callable[[PromptRecord], dict[str, list[str]]],
     ) -> dict[str, Any]:
@@ -227,13 +242,42 @@ class Gateway:
             prompt_id,
             key,
             lambda record: self._resolve(
-                record,
-                "answered",
-                ResolvedBy(kind="device", device_id=device_id),
-                answers=answers_for(record),
-                key=key,
+                record, "answered", resolved_by, answers=answers_for(record), key=key
             ),
         )
+
+    # ---- answer links ------------------------------------------------------------------
+
+    def prompt_of_link(self, token: str) -> PromptRecord | None:
+        """The prompt an answer link is bound to (as it stands now), or None."""
+        prompt_id = self.store.prompt_of_link(link_hash(token))
+        return self.get(prompt_id) if prompt_id is not None else None
+
+    def answer_by_link(self, token: str, answers: dict[str, Any], attempt: str) -> dict[str, Any]:
+        """Like a device's answer; `attempt` names this try (a retry of it is safe)."""
+        prompt_id = self._link_prompt_id(token)
+        request = {"answers": answers}
+        return self._answered(
+            prompt_id,
+            ResolvedBy(kind="link"),
+            _device_key(prompt_id, f"link:{link_hash(token)}:{attempt}", "answer", request),
+            lambda record: canonicalize_answers(record.questions, answers),
+        )
+
+    def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
+        prompt_id = self._link_prompt_id(token)
+        key = _device_key(prompt_id, f"link:{link_hash(token)}:{attempt}", "dismiss", {})
+        return self._device_change(
+            prompt_id,
+            key,
+            lambda record: self._resolve(record, "dismissed", ResolvedBy(kind="link"), key=key),
+        )
+
+    def _link_prompt_id(self, token: str) -> str:
+        prompt_id = self.store.prompt_of_link(link_hash(token))
+        if prompt_id is None:
+            raise ProtocolError(ErrorCode.NOT_FOUND, "no such answer link")
+        return prompt_id
 
     def dismiss(
         self, prompt_id: str, device_id: str | None, idempotency_key: str | None

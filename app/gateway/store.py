@@ -158,6 +158,14 @@ class PromptStore:
             self._db.execute(
                 "ALTER TABLE idempotency ADD COLUMN request_hash TEXT NOT NULL DEFAULT ''"
             )
+        # Each prompt's answer link, by the SHA-256 of its token (PROTOCOL.md v1.2): it goes
+        # with the prompt when retention removes it.
+        if "link_hash" not in {r[1] for r in self._db.execute("PRAGMA table_info(prompts)")}:
+            self._db.execute("ALTER TABLE prompts ADD COLUMN link_hash TEXT")
+        self._db.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS prompts_link ON prompts(link_hash) "
+            "WHERE link_hash IS NOT NULL"
+        )
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -182,10 +190,17 @@ class PromptStore:
 
     # ---- prompts ---------------------------------------------------------------------------
 
-    def insert(self, record: PromptRecord, owner: str, expires_ms: int) -> None:
+    def prompt_of_link(self, link_hash: str) -> str | None:
+        row = self._db.execute("SELECT id FROM prompts WHERE link_hash = ?", (link_hash,))
+        found = row.fetchone()
+        return found[0] if found else None
+
+    def insert(
+        self, record: PromptRecord, owner: str, expires_ms: int, link_hash: str | None = None
+    ) -> None:
         self._db.execute(
             "INSERT INTO prompts (id, owner, session_key, agent_id, run_id, status, expires_ms, "
-            "record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id,
                 owner,
@@ -195,6 +210,7 @@ class PromptStore:
                 record.status,
                 expires_ms,
                 record.model_dump_json(by_alias=True),
+                link_hash,
             ),
         )
 

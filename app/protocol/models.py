@@ -351,7 +351,7 @@ class ResultQuery(QueryModel):
 
 
 class ResolvedBy(ResponseModel):
-    kind: Literal["device", "agent", "system"]
+    kind: Literal["device", "agent", "system", "link"]  # link: through its answer link
     device_id: str | None = None
     reason: str | None = None
 

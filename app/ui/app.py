@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import flet as ft
 
+from app.protocol.strings import Strings
+
 from .chrome import ConnectionBanner, FilterChip, Notice, app_bar
 from .screen import Screen
 from .settings import clear_history_dialog, pair_dialog, settings_dialog
 from .state import ClockContext, ScreenState
-from .strings import Strings
 from .timeline import Timeline
 
 

@@ -10,11 +10,11 @@ import flet as ft
 
 from app.device import TimelineItem
 from app.protocol import Question, is_rtl
+from app.protocol.strings import Strings
 
 from .answers import CardAnswers, QuestionAnswer
 from .screen import Screen
 from .state import ClockContext, scroll_key
-from .strings import Strings
 from .theme import TAP
 
 RECOMMENDED_SUFFIX = "(Recommended)"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import flet as ft
 
 from app.device import Connection, ConnectionState
+from app.protocol.strings import Strings
 
 from .screen import Screen
 from .state import ClockContext, ScreenState
-from .strings import Strings
 from .theme import TAP
 
 CONNECTION_LOOKS = {

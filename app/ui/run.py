@@ -12,12 +12,12 @@ import flet as ft
 
 from app.device import DeviceCore, LocalStore, Settings, app_data_dir
 from app.device.paths import STORE_FILE
+from app.protocol.strings import Strings
 
 from . import theme
 from .alerts import start_system_alerts
 from .app import App
 from .screen import AppOptions, Screen
-from .strings import Strings
 
 _HERE = Path(__file__).resolve().parent
 # The project's assets/ beside app/ when run from a checkout; inside the app in a build.

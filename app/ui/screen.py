@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 from app.device import Connection, DeviceCore, PairingError, Settings, TimelineItem
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
+from app.protocol.strings import Strings
 
 from .answers import CardAnswers
 from .state import Clock, ScreenState
-from .strings import Strings
 
 HISTORY_PAGE = 100
 UNDO_SECONDS = 5.0

@@ -6,10 +6,10 @@ from __future__ import annotations
 import flet as ft
 
 from app.protocol import parse_link
+from app.protocol.strings import LANGUAGES, Strings
 
 from .screen import Screen
 from .state import ScreenState
-from .strings import LANGUAGES, Strings
 from .theme import TAP
 
 

@@ -9,14 +9,15 @@ import flet as ft
 
 from app.device import DisplayStatus, TimelineItem
 from app.protocol import is_rtl
+from app.protocol.strings import Strings
 
 from .state import scroll_key
-from .strings import Strings
 
 STATUS_ICONS = {
     DisplayStatus.SENDING: (ft.Icons.SCHEDULE_SEND, ft.Colors.TERTIARY),
     DisplayStatus.ANSWERED_HERE: (ft.Icons.CHECK_CIRCLE, ft.Colors.PRIMARY),
     DisplayStatus.ANSWERED_ELSEWHERE: (ft.Icons.DEVICES, ft.Colors.PRIMARY),
+    DisplayStatus.ANSWERED_BY_LINK: (ft.Icons.LINK, ft.Colors.PRIMARY),
     DisplayStatus.DISMISSED: (ft.Icons.CANCEL_OUTLINED, ft.Colors.ON_SURFACE_VARIANT),
     DisplayStatus.EXPIRED: (ft.Icons.TIMER_OFF, ft.Colors.ON_SURFACE_VARIANT),
     DisplayStatus.CANCELLED: (ft.Icons.BLOCK, ft.Colors.ON_SURFACE_VARIANT),

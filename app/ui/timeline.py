@@ -8,10 +8,11 @@ import asyncio
 
 import flet as ft
 
+from app.protocol.strings import Strings
+
 from .card import PromptCard, UndoRow
 from .screen import Screen
 from .state import ScreenState, scroll_key
-from .strings import Strings
 from .summary import SummaryTile
 
 MAX_WIDTH = 840  # the column's widest, on desktops

@@ -44,7 +44,7 @@ def _records(count: int) -> list[PromptRecord]:
 
 def timeline(count: int = 10_000, page: int = 50, runs: int = 5) -> None:
     from app.device import DeviceCore, LocalStore
-    from app.ui.strings import Strings
+    from app.protocol.strings import Strings
     from app.ui.timeline import Timeline
 
     with tempfile.TemporaryDirectory() as tmp:

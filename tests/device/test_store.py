@@ -94,6 +94,8 @@ def test_display_statuses(tmp_path):
             resolvedBy={"kind": "device", "deviceId": "other"},
         )
     ).status == (DisplayStatus.ANSWERED_ELSEWHERE)
+    by_link = record("p5", 2, "answered", answers={"q": ["A"]}, resolvedBy={"kind": "link"})
+    assert status_of(by_link).status == DisplayStatus.ANSWERED_BY_LINK  # "Answered from a link"
     for s in ("dismissed", "expired", "cancelled"):
         assert status_of(record(f"x{s}", 2, s)).status == s
     assert status_of(record("p4"), gone=True).status == DisplayStatus.UNAVAILABLE

@@ -108,7 +108,8 @@ def test_a_code_is_spent_once_too_many_wrong_codes_were_tried_while_it_lived(gat
 
 def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
     """The table of addresses is capped; what it forgets first is never a blocked address."""
-    from app.gateway.devices import _MAX_ADDRESSES, DeviceRegistry
+    from app.gateway.devices import DeviceRegistry
+    from app.gateway.guesses import MAX_ADDRESSES
 
     registry = DeviceRegistry(sqlite3.connect(tmp_path / "d.sqlite3", isolation_level=None))
     now = 1_000_000
@@ -123,7 +124,7 @@ def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
     for _ in range(10):
         attempt("10.0.0.1")
     assert attempt("10.0.0.1") == 429
-    for n in range(_MAX_ADDRESSES + 50):
+    for n in range(MAX_ADDRESSES + 50):
         attempt(f"172.16.{n // 250}.{n % 250}")
     assert attempt("10.0.0.1") == 429
 

@@ -270,6 +270,8 @@ def test_openapi_describes_every_route(gateway):
         ("POST", "/mcp"),
         ("GET", "/mcp"),
         ("DELETE", "/mcp"),
+        ("GET", "/a/{token}"),
+        ("POST", "/a/{token}"),
     }
     create = spec["paths"]["/v1/prompts"]["post"]
     assert set(create["responses"]) >= {"200", "201", "401", "403", "409", "413", "422"}

@@ -9,10 +9,10 @@ import pytest
 
 from app.device import DeviceCore, DisplayStatus, LocalStore, ServerClock, TimelineItem
 from app.protocol import PromptRecord, Question
+from app.protocol.strings import Strings
 from app.ui.answers import CardAnswers, QuestionAnswer
 from app.ui.card import shown_label
 from app.ui.screen import UNDO_SECONDS, Screen, shortcut
-from app.ui.strings import Strings
 from app.ui.summary import shorten, summary_lines
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)

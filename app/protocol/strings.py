@@ -10,6 +10,17 @@ RTL_LANGUAGES = {PERSIAN}
 
 _EN = {
     "app_title": "Ask User",
+    "status_answered_by_link": "Answered from a link",
+    "link_title": "A question for you",
+    "link_sent": "Sent. The agent has your answer.",
+    "link_dismissed": "Dismissed. The agent goes on without your answer.",
+    "link_your_answer": "Your answer",
+    "link_missing": "Choose an answer for: {questions}",
+    "link_confirm": "Answer “{label}”?",
+    "link_other_choice": "Choose something else",
+    "link_unknown": "This link is unknown: it may be mistyped, or from another gateway.",
+    "link_too_many": "Too many wrong links from this address. Wait a minute, then try again.",
+    "link_stale": "This page was open while the question changed. Here it is as it is now.",
     "submit": "Submit",
     "dismiss": "Dismiss",
     "other": "Other",
@@ -82,6 +93,17 @@ _EN = {
 }
 
 _FA = {
+    "status_answered_by_link": "با پیوند پاسخ داده شد",
+    "link_title": "پرسشی برای شما",
+    "link_sent": "فرستاده شد. پاسخ شما به عامل رسید.",
+    "link_dismissed": "رد شد. عامل بدون پاسخ شما ادامه می‌دهد.",
+    "link_your_answer": "پاسخ شما",
+    "link_missing": "برای این‌ها پاسخی برگزینید: {questions}",
+    "link_confirm": "پاسخ «{label}» فرستاده شود؟",
+    "link_other_choice": "گزینهٔ دیگری برگزینید",
+    "link_unknown": "این پیوند شناخته نیست: شاید نادرست نوشته شده یا از دروازهٔ دیگری است.",
+    "link_too_many": "پیوندهای نادرست زیادی از این نشانی آمد. یک دقیقه صبر کنید و دوباره بکوشید.",
+    "link_stale": "این صفحه باز بود که پرسش تغییر کرد. اینک همان‌گونه که هست.",
     "app_title": "پرسش از کاربر",
     "submit": "ارسال",
     "dismiss": "رد کردن",

@@ -1,0 +1,198 @@
+"""Answer links, black-box: `python -m app gateway --public-url …` with ASK_USER_NOTIFY at two
+local stand-ins (Apprise's json:// to a receiver, and an ntfy server that records what it is
+published), then the link and the notification's buttons used as a browser and ntfy would."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+
+from tests.gateway.test_notify import Receiver
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, GatewayProcess, prompt_body, wait_until
+
+LINK = re.compile(r"http://127\.0\.0\.1:\d+/a/[A-Za-z0-9_-]+")
+SEVERAL = [
+    prompt_body()["questions"][0],
+    {
+        "id": "features",
+        "header": "Features",
+        "question": "Which ones ship first?",
+        "multiSelect": True,
+        "options": [{"label": "Search"}, {"label": "Export"}],
+    },
+]
+
+
+class NtfyStandIn:
+    """What an ntfy server is published: the JSON bodies POSTed to its root, with headers."""
+
+    def __init__(self) -> None:
+        published = self.published = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length))
+                published.append((self.path, dict(self.headers), body))
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"id":"m1"}')
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"ntfy://tk_secret@127.0.0.1:{self.server.server_address[1]}/asks"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def linked(tmp_path):
+    receiver, ntfy = Receiver(), NtfyStandIn()
+    gateway = GatewayProcess(tmp_path / "data", extra_env={})
+    gateway.extra_args = ["--public-url", gateway.url]
+    gateway.extra_env = {"ASK_USER_NOTIFY": f"{receiver.url} {ntfy.url}"}
+    gateway.start()
+    yield gateway, receiver, ntfy
+    gateway.kill()
+    receiver.close()
+    ntfy.close()
+
+
+def _ask(gateway, questions=None) -> dict:
+    body = prompt_body("links")
+    if questions is not None:
+        body["questions"] = questions
+    response = httpx.post(
+        f"{gateway.url}/v1/prompts", json=body, headers={"Authorization": f"Bearer {AGENT_TOKEN}"}
+    )
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def _record(gateway, prompt_id: str) -> dict:
+    headers = {"Authorization": f"Bearer {DEVICE_TOKEN}"}
+    return httpx.get(f"{gateway.url}/v1/prompts/{prompt_id}", headers=headers).json()
+
+
+def _result(gateway, prompt_id: str) -> dict:
+    headers = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+    url = f"{gateway.url}/v1/prompts/{prompt_id}/result"
+    return httpx.get(url, params={"wait": 0}, headers=headers).json()
+
+
+def _link_from_notification(receiver: Receiver) -> str:
+    wait_until(lambda: receiver.received, timeout=20)
+    [link] = LINK.findall(receiver.received[-1]["message"])
+    return link
+
+
+def test_the_notification_carries_the_link_and_a_get_never_decides(linked):
+    gateway, receiver, _ = linked
+    prompt = _ask(gateway)
+    link = _link_from_notification(receiver)
+    assert "askuser://prompt/" in receiver.received[-1]["message"]
+    assert len(link.rsplit("/", 1)[1]) >= 22  # ≥ 128 random bits, URL-safe base64
+    for _ in range(3):  # link previews, mail scanners, a person looking twice
+        page = httpx.get(link)
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assert "Where should this deploy?" in page.text and 'name="q.deploy_target"' in page.text
+        assert "script-src 'nonce-" in page.headers["content-security-policy"]
+        assert page.headers["referrer-policy"] == "no-referrer"
+    confirm = httpx.get(f"{link}?choose=2")
+    assert "Production" in confirm.text and "?choose=2" in confirm.text
+    assert _record(gateway, prompt["id"])["status"] == "pending"
+    stored = (gateway.data_dir / "gateway.sqlite3").read_bytes()
+    assert link.rsplit("/", 1)[1].encode() not in stored  # kept only hashed
+
+
+def test_an_ntfy_button_answers_with_one_tap_and_a_second_changes_nothing(linked):
+    gateway, _, ntfy = linked
+    prompt = _ask(gateway)
+    wait_until(lambda: ntfy.published, timeout=20)
+    path, headers, message = ntfy.published[-1]
+    assert path == "/" and message["topic"] == "asks"
+    assert headers["Authorization"] == "Bearer tk_secret"
+    assert [a["label"] for a in message["actions"]] == ["Staging (Recommended)", "Production"]
+    assert message["click"].startswith(f"{gateway.url}/a/")
+    production = message["actions"][1]
+    assert production["action"] == "http" and production["method"] == "POST"
+    tapped = httpx.post(production["url"])  # as ntfy sends an http action: no body
+    assert tapped.status_code == 200, tapped.text
+    assert _result(gateway, prompt["id"]) == {
+        "status": "answered",
+        "answers": {"answers": {"deploy_target": ["Production"]}},
+    }
+    assert _record(gateway, prompt["id"])["resolvedBy"] == {"kind": "link"}
+    assert httpx.post(production["url"]).status_code == 200  # the same tap again: safe
+    staging = httpx.post(message["actions"][0]["url"])
+    assert staging.status_code == 409 and "Production" in staging.text
+    assert _result(gateway, prompt["id"])["answers"]["answers"] == {"deploy_target": ["Production"]}
+
+
+def test_the_form_names_what_is_missing_then_answers_with_the_persons_words(linked):
+    gateway, _, ntfy = linked
+    prompt = _ask(gateway, SEVERAL)
+    wait_until(lambda: ntfy.published, timeout=20)
+    [view] = ntfy.published[-1][2]["actions"]
+    assert view["action"] == "view"  # two questions: the page, not one tap
+    link = view["url"]
+    form = {"attempt": "a1", "action": "answer", "q.deploy_target": "Production"}
+    missing = httpx.post(link, data=form)
+    assert missing.status_code == 422 and "Features" in missing.text
+    assert 'value="Production" checked' in missing.text  # what was chosen is kept
+    assert _record(gateway, prompt["id"])["status"] == "pending"
+    form.update({"q.features": ["Search"], "other.features": "Sharing, later"})
+    sent = httpx.post(link, data=form)
+    assert sent.status_code == 200 and "Sent" in sent.text
+    again = httpx.post(link, data=form)  # the browser sends the form again: safe
+    assert again.status_code == 200
+    assert _result(gateway, prompt["id"])["answers"]["answers"] == {
+        "deploy_target": ["Production"],
+        "features": ["Search", "Sharing, later"],
+    }
+    later = httpx.get(link)
+    assert "Answered from a link" in later.text and "Sharing, later" in later.text
+    assert 'name="q.features"' not in later.text  # no form once it is decided
+
+
+def test_dismiss_from_the_page(linked):
+    gateway, receiver, _ = linked
+    prompt = _ask(gateway)
+    link = _link_from_notification(receiver)
+    response = httpx.post(link, data={"attempt": "d1", "action": "dismiss"})
+    assert response.status_code == 200 and "Dismissed" in response.text
+    assert _result(gateway, prompt["id"]) == {"status": "no_answer", "reason": "dismissed"}
+
+
+def test_forged_unknown_and_finished_links_change_nothing(linked):
+    gateway, receiver, _ = linked
+    prompt = _ask(gateway)
+    link = _link_from_notification(receiver)
+    forged = link[:-3] + ("aaa" if not link.endswith("aaa") else "bbb")
+    unknown = httpx.post(f"{forged}?choose=1")
+    assert unknown.status_code == 404 and "unknown" in unknown.text
+    assert unknown.headers["content-type"].startswith("text/html")
+    for _ in range(12):
+        last = httpx.get(f"{gateway.url}/a/not-a-real-link")
+    assert last.status_code == 429 and "Too many wrong links" in last.text
+    assert httpx.get(link).status_code == 200  # the right link still works from here
+    httpx.post(
+        f"{gateway.url}/v1/prompts/{prompt['id']}/answer",
+        json={"answers": {"deploy_target": ["Staging (Recommended)"]}, "deviceId": "phone"},
+        headers={"Authorization": f"Bearer {DEVICE_TOKEN}"},
+    )
+    finished = httpx.post(link, data={"attempt": "x", "action": "dismiss"})
+    assert finished.status_code == 409 and "Answered elsewhere" in finished.text
+    assert _record(gateway, prompt["id"])["status"] == "answered"
+    assert "Staging" in httpx.get(link).text
