@@ -12,6 +12,7 @@ answered and re-parked once per event per device (#16).
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import re
@@ -238,7 +239,14 @@ class Router:
         call = self._prepare_head(endpoint, params, scope)
         raw = b""
         if endpoint.changes:
-            raw = await read_body(scope, receive)  # 413 too past the limit while reading
+            try:
+                raw = await read_body(scope, receive)  # 413 too past the limit while reading
+            except asyncio.CancelledError:
+                # SIGTERM's grace ended with this body still coming (uvicorn cancels what is
+                # left): nothing was done with it, so say so (503), not 500 and a traceback.
+                raise ProtocolError(
+                    ErrorCode.UNAVAILABLE, "the gateway is restarting: nothing changed, retry"
+                ) from None
             if raw is None:
                 raise _ClientGone
             call.raw = raw

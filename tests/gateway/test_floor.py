@@ -5,6 +5,7 @@ that leaves mid-pipeline, an Upgrade header, a forged log line, and a 405 withou
 from __future__ import annotations
 
 import logging
+import signal
 import socket
 import struct
 import time
@@ -159,3 +160,23 @@ def test_a_reply_of_five_thousand_digits_is_read_as_words(gateway):
         f"/v1/prompts/{record['id']}/reply", json={"text": "7" * 5000, "deviceId": "d"}
     )
     assert response.status_code in (200, 422), response.text  # it was a 500
+
+
+def test_an_upload_still_coming_when_sigterms_grace_ends_gets_503(tmp_path):
+    gateway = GatewayProcess(tmp_path / "data").start()
+    try:
+        sock = _connect(gateway.url)
+        sock.sendall(
+            b"POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{\"code\": "
+        )
+        # The loop has read what came before this answer (the upload is in flight).
+        assert httpx.get(f"{gateway.url}/v1/health", timeout=10).status_code == 200
+        gateway.process.send_signal(signal.SIGTERM)
+        answer = _read_all(sock)
+        gateway.process.wait(20)
+    finally:
+        gateway.kill()
+    assert answer.startswith(b"HTTP/1.1 503"), answer
+    assert b'"code":"unavailable"' in answer
+    assert "Traceback" not in gateway.log()
