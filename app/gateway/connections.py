@@ -28,7 +28,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from app.protocol import ErrorCode, ProtocolError
 
-from .middleware import Later, log_request
+from .middleware import PIPELINE_WATCH, Later, PipelineWatch, log_request
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -104,6 +104,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._in_body = False  # a declared body is still coming
         self._at_once = False
         self._later: Later | None = None
+        self._watch = PipelineWatch(lambda: bool(self.pipeline))  # for polls served as ASGI
         self._headers_due: float | None = None  # see _HeaderDeadlines
         self._deadlines = _HeaderDeadlines.of(self.server_state, self.loop)
         self._deadlines.watch(self)
@@ -137,6 +138,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         if self._later is not None:  # pipelined in the same packet as the parked poll
             self._later.answer_now()
+        if self._watch.parked is not None:  # a poll served the ASGI way waits: same rule
+            self._watch.parked.answer_now()
         # uvicorn's, less the per-request copy of the lifespan state: only a request left to
         # uvicorn's cycle gets one (on_headers_complete).
         self.url = b""
@@ -165,6 +168,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._deadlines.watch(self, BODY_TIMEOUT_SECONDS)
         if not self._answer_at_once():
             self.scope["state"] = self.app_state.copy()
+            self.scope[PIPELINE_WATCH] = self._watch  # type: ignore[literal-required]
             super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:

@@ -53,14 +53,36 @@ class Later:
         raise NotImplementedError
 
 
-async def when_ready(later: Later) -> Response:
+PIPELINE_WATCH = "ask_user.pipeline"  # in a scope: its connection's PipelineWatch
+
+
+class PipelineWatch:
+    """One per connection (connections.py), for a long-poll served the ASGI way: HTTP/1.1
+    answers in order, so a poll with requests pipelined behind it answers now (an empty page)
+    instead of holding them for its whole wait."""
+
+    __slots__ = ("followed", "parked")
+
+    def __init__(self, followed: Callable[[], bool]) -> None:
+        self.followed = followed  # are requests queued behind the one being served?
+        self.parked: Later | None = None  # the poll waiting now, told when one arrives
+
+
+async def when_ready(later: Later, watch: PipelineWatch | None = None) -> Response:
     """The response of `later`, awaited (for a request served by the ASGI app)."""
     future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
     later.attach(future.set_result)
+    if watch is not None:
+        if watch.followed():
+            later.answer_now()
+        else:
+            watch.parked = later
     try:
         return await future
     finally:
         later.detach()
+        if watch is not None and watch.parked is later:
+            watch.parked = None
 
 
 def _too_large(max_bytes: int) -> ProtocolError:

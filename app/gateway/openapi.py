@@ -110,7 +110,9 @@ def _operation(endpoint: Endpoint, refs: dict[tuple[type[BaseModel], str], Any])
     responses: dict[str, Any] = {str(endpoint.status): success}
     if endpoint.path == "/v1/prompts" and endpoint.method == "POST":
         responses["200"] = {"description": "Idempotent replay", **{"content": success["content"]}}
-    error = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
+    error: dict[str, Any] = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
+    if endpoint.response == "html":  # a page's own refusals are pages too
+        error["text/html"] = {"schema": {"type": "string"}}
     for status in _error_statuses(endpoint):
         responses[str(status)] = {"description": _STATUS_TEXT[status], "content": error}
     operation: dict[str, Any] = {

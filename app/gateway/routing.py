@@ -28,6 +28,7 @@ from app.protocol import ErrorCode, ProtocolError, parse_model
 
 from .auth import Authenticator, Caller, Role
 from .middleware import (
+    PIPELINE_WATCH,
     Later,
     decode_json_body,
     error_response,
@@ -226,7 +227,9 @@ class Router:
         if endpoint.changes:
             await let_woken_polls_answer()
         response = self._as_response(endpoint, result)
-        return await when_ready(response) if isinstance(response, Later) else response
+        if isinstance(response, Later):
+            return await when_ready(response, scope.get(PIPELINE_WATCH))
+        return response
 
     async def _prepare(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any

@@ -4,6 +4,7 @@ that leaves mid-pipeline, an Upgrade header, a forged log line, and a 405 withou
 
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import socket
@@ -15,7 +16,7 @@ import httpx
 import pytest
 
 from app.gateway import connections
-from tests.support import DEVICE_TOKEN, GatewayProcess, start_gateway, wait_until
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, GatewayProcess, start_gateway, wait_until
 
 
 def _connect(url: str) -> socket.socket:
@@ -180,3 +181,32 @@ def test_an_upload_still_coming_when_sigterms_grace_ends_gets_503(tmp_path):
     assert answer.startswith(b"HTTP/1.1 503"), answer
     assert b'"code":"unavailable"' in answer
     assert "Traceback" not in gateway.log()
+
+
+def test_a_long_poll_pipelined_behind_a_post_lets_the_requests_behind_it_go(gateway):
+    """POST, then a long-poll, then health, in one packet: the poll (served the ASGI way,
+    behind the POST) answers at once with an empty page, so health is not held for its wait."""
+    from tests.gateway.test_answered_at_once import Raw, _cursor, _parked, get
+
+    cursor = _cursor(gateway)
+    body = b'{"reason": "test"}'
+    post = (  # a change that makes no event: the poll has nothing to answer with but empty
+        "POST /v1/runs/no-such-run/cancel HTTP/1.1\r\nHost: t\r\n"
+        f"Authorization: Bearer {AGENT_TOKEN}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+    raw = Raw(gateway.url)
+    raw.sock.settimeout(15)  # far below the poll's 60 s: a held health would time out here
+    raw.send(post, get(f"/v1/events?after={cursor}&wait=60"), get("/v1/health", token=None))
+    assert raw.response()[0] == 200  # the run's cancel
+    status, _, page = raw.response()
+    assert status == 200 and json.loads(page)["events"] == []
+    assert raw.response()[0] == 200  # health, not held for a minute
+    # And when the request behind it comes later, while the poll waits:
+    raw.send(post, get(f"/v1/events?after={cursor}&wait=60"))
+    assert raw.response()[0] == 200
+    wait_until(lambda: _parked(gateway) == 1)
+    raw.send(get("/v1/health", token=None))
+    assert json.loads(raw.response()[2])["events"] == []
+    assert raw.response()[0] == 200
+    raw.close()
