@@ -80,7 +80,7 @@ def _prompt_from(args: argparse.Namespace) -> dict[str, Any]:
 
 
 class _Stop(threading.Event):
-    signum = signal.SIGINT
+    signum: int = signal.SIGINT
 
 
 def _stop_on_signals() -> _Stop:

@@ -67,7 +67,7 @@ def components(rows: list[list[Button]] | None) -> list[dict]:
         return []
     key = parse_callback(buttons[0].data)
     if key is not None:
-        at = len([b for b in buttons if parse_callback(b.data)[1] in ("p", "t")])
+        at = len([b for b in buttons if (parse_callback(b.data) or (0, "", 0))[1] in ("p", "t")])
         buttons.insert(at, Button("Other…", callback_data(key[0], "o")))
     rendered = [
         {

@@ -205,7 +205,8 @@ class LocalStore:
         self, *, session_key: str | None = None, limit: int = 50, before: str | None = None
     ) -> list[StoredPrompt]:
         """The newest `limit` prompts (older than the prompt `before`), oldest first."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | int] = []
         if session_key is not None:
             where.append("p.session_key = ?")
             params.append(session_key)

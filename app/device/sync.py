@@ -102,7 +102,9 @@ class DeviceCore:
     ) -> None:
         self.store = store
         self.device_id = store.device_id
-        self.clock = clock or ServerClock(offset_ms=int(store.get_meta("clock_offset_ms", "0")))
+        self.clock = clock or ServerClock(
+            offset_ms=int(store.get_meta("clock_offset_ms", "0") or 0)
+        )
         self.poll_wait = poll_wait
         self.connection = ConnectionState(Connection.CONNECTING)
         self._listeners: list[Callable[[], None]] = []

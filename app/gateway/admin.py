@@ -109,10 +109,10 @@ def pair(args: argparse.Namespace) -> int:
     body = {k: v for k, v in {"name": args.name, "gatewayUrl": args.link_url}.items() if v}
     with _connect(args) as client:
         pairing = _call(client, "POST", "/v1/pairings", json=body).json()
-    from app.protocol import parse_link
+    from app.protocol import PairLink, parse_link
 
     link = parse_link(pairing["link"])
-    gateway_url = link.gateway_url if link else "?"
+    gateway_url = link.gateway_url if isinstance(link, PairLink) else "?"
     print("Pair a phone with Ask User: scan this with the phone's camera")
     print("(or open the link on the phone, or type the address and code in Settings).\n")
     print(_qr(pairing["link"]))

@@ -342,7 +342,7 @@ def _form_answers(
 def create_pairing(call: Call) -> dict:
     """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
     body: PairingRequest = call.body or PairingRequest()
-    code, expires_ms = call.auth.devices.new_pairing(body.name, call.gateway.clock.now_ms())
+    code, expires_ms = call.auth.registry.new_pairing(body.name, call.gateway.clock.now_ms())
     url = body.gateway_url or call.state.config.public_url or call.own_url
     return Pairing(
         code=code, expires_at=to_datetime(expires_ms), link=pair_link(url, code)
@@ -352,7 +352,7 @@ def create_pairing(call: Call) -> dict:
 def pair_device(call: Call) -> dict:
     """No token: the pairing code is the credential. The token is shown only here."""
     body: PairDeviceRequest = call.body
-    device, token = call.auth.devices.pair(
+    device, token = call.auth.registry.pair(
         body.code, body.name, call.client_address, call.gateway.clock.now_ms()
     )
     log.info("paired device %s (%s)", device.id, device.name)
@@ -369,7 +369,7 @@ def list_devices(call: Call) -> dict:
                 created_at=to_datetime(d.created_ms),
                 last_seen_at=to_datetime(d.last_seen_ms) if d.last_seen_ms else None,
             )
-            for d in call.auth.devices.devices()
+            for d in call.auth.registry.devices()
         ]
     ).to_wire()
 
@@ -377,7 +377,7 @@ def list_devices(call: Call) -> dict:
 def revoke_device(call: Call) -> Response:
     """The device's token gets 401 from now on; a long-poll it has parked ends with 401."""
     device_id = call.params["device_id"]
-    if not call.auth.devices.revoke(device_id):
+    if not call.auth.registry.revoke(device_id):
         raise ProtocolError(ErrorCode.NOT_FOUND, f"no device with id {device_id!r}")
     call.gateway.feed.device_revoked(device_id)
     log.info("revoked device %s", device_id)

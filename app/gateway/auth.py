@@ -36,6 +36,12 @@ class Authenticator:
         self.devices: DeviceRegistry | None = None
         self.now_ms: Callable[[], int] = lambda: 0
 
+    @property
+    def registry(self) -> DeviceRegistry:
+        """The paired devices (attached at start-up, before any request)."""
+        assert self.devices is not None, "the gateway has not started"
+        return self.devices
+
     def attach(self, devices: DeviceRegistry, now_ms: Callable[[], int]) -> None:
         """Paired devices join the named tokens once the store is open."""
         self.devices, self.now_ms = devices, now_ms

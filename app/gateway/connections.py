@@ -20,7 +20,7 @@ import logging
 import time
 import urllib.parse
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import httptools
 from starlette.responses import Response
@@ -246,7 +246,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         scope["raw_path"] = self.root_path.encode("ascii") + url.path
         scope["query_string"] = url.query or b""
         if log.isEnabledFor(logging.INFO):
-            scope[_STARTED] = time.perf_counter()
+            scope[_STARTED] = time.perf_counter()  # type: ignore[literal-required]  # ours
         result = answer(scope)
         if result is None:
             return False
@@ -263,14 +263,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._write(response)
 
     def _write(self, response: Response) -> None:
-        transport = self.transport
+        transport = cast(_OneWritePerResponse, self.transport)  # set in connection_made
         if transport.is_closing():
             return
         wire, head_length = _wire(response, self.server_state.default_headers)
         transport.write_whole(wire[:head_length] if self.scope["method"] == "HEAD" else wire)
         self.server_state.total_requests += 1
         if (started := self.scope.get(_STARTED)) is not None:
-            log_request(self.scope, response.status_code, started)
+            log_request(cast(dict, self.scope), response.status_code, cast(float, started))
         if not self._in_body:  # a declared body still coming keeps its own deadline
             self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
 

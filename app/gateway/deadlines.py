@@ -14,7 +14,7 @@ from .clock import Clock
 
 
 class DeadlineTimer:
-    def __init__(self, clock: Clock, on_due: Callable[[int], None]) -> None:
+    def __init__(self, clock: Clock, on_due: Callable[[int], object]) -> None:
         self._clock = clock
         self._on_due = on_due
         self._heap: list[tuple[int, str]] = []
@@ -26,8 +26,13 @@ class DeadlineTimer:
         self._loop = loop
         self._heap = list(deadlines)
         heapq.heapify(self._heap)
-        self._unsubscribe = self._clock.subscribe(lambda: loop.call_soon_threadsafe(self.rearm))
+        self._unsubscribe = self._clock.subscribe(self._rearm_from_any_thread)
         self.rearm()
+
+    def _rearm_from_any_thread(self) -> None:
+        """The clock moved (a test's clock moves in the test's thread)."""
+        assert self._loop is not None
+        self._loop.call_soon_threadsafe(self.rearm)
 
     def stop(self) -> None:
         self._unsubscribe()

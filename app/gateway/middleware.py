@@ -164,7 +164,8 @@ def _json_kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return {list: "an array", str: "a string"}.get(type(value), "a number")
+    kinds: dict[type, str] = {list: "an array", str: "a string"}
+    return kinds.get(type(value), "a number")
 
 
 def _check_tree(data: dict, code: str) -> None:

@@ -7,7 +7,7 @@ statuses all come from each `Endpoint`, so the document cannot drift from what i
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
@@ -36,13 +36,17 @@ _STATUS_TEXT = {
     431: "Request line and headers over 32 KiB (`headers_too_large`); the connection is closed.",
     413: "The request body is over 64 KiB (`payload_too_large`).",
     422: "Invalid input, with `fields` naming each problem.",
-    429: "Too many wrong pairing codes from this address (`too_many_attempts`).",
+    429: "Too many wrong pairing codes or answer links from this address (`too_many_attempts`).",
     503: "The store could not take the write (`unavailable`): nothing changed; retry.",
 }
 
 
-def _models(endpoints: tuple[Endpoint, ...]) -> list[tuple[type[BaseModel], str]]:
-    keyed: dict[tuple[type[BaseModel], str], None] = {(ErrorBody, "serialization"): None}
+Mode = Literal["validation", "serialization"]
+ModelKey = tuple[type[BaseModel], Mode]
+
+
+def _models(endpoints: tuple[Endpoint, ...]) -> list[ModelKey]:
+    keyed: dict[ModelKey, None] = {(ErrorBody, "serialization"): None}
     for endpoint in endpoints:
         if endpoint.body is not None:
             keyed[(endpoint.body, "validation")] = None
@@ -92,7 +96,7 @@ def _error_statuses(endpoint: Endpoint) -> list[int]:
     return sorted(statuses)
 
 
-def _operation(endpoint: Endpoint, refs: dict[tuple[type[BaseModel], str], Any]) -> dict:
+def _operation(endpoint: Endpoint, refs: dict[Any, Any]) -> dict:
     success: dict[str, Any] = {"description": _STATUS_TEXT[endpoint.status]}
     if endpoint.response == "text":
         success["content"] = {"text/plain": {"schema": {"type": "string"}}}

@@ -18,7 +18,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
@@ -87,7 +87,9 @@ class Call:
 
 
 Result = Response | dict | Later
-Handler = Callable[[Call], Awaitable[Result] | Result]  # a plain function unless it awaits
+# A plain function unless it awaits; a mounted endpoint's takes (call, receive, send) and
+# answers by itself.
+Handler = Callable[..., Awaitable[Result] | Awaitable[None] | Result]
 
 
 @dataclass(frozen=True)
@@ -183,7 +185,7 @@ class Router:
             endpoint, params = self.match(scope["method"], scope["path"])
             if endpoint.mount:
                 call = self._prepare_head(endpoint, params, scope)
-                await endpoint.handler(call, receive, send)  # type: ignore[call-arg]
+                await endpoint.handler(call, receive, send)  # type: ignore[call-arg, misc]
                 return
             response = await self._respond(endpoint, params, scope, receive)
         except _ClientGone:
@@ -202,7 +204,7 @@ class Router:
             result = endpoint.handler(self._prepare_head(endpoint, params, scope))
         except Exception as exc:
             return self._failure(exc, scope)
-        return self._as_response(endpoint, result)
+        return self._as_response(endpoint, cast(Result, result))  # at_once: never awaits
 
     @staticmethod
     def _failure(exc: Exception, scope: dict) -> Response:
@@ -221,7 +223,7 @@ class Router:
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
     ) -> Response:
         # The call goes straight into the handler, never into a local here (see Call).
-        result = endpoint.handler(await self._prepare(endpoint, params, scope, receive))
+        result: Any = endpoint.handler(await self._prepare(endpoint, params, scope, receive))
         if inspect.isawaitable(result):
             result = await result
         if endpoint.changes:
@@ -243,16 +245,16 @@ class Router:
         raw = b""
         if endpoint.changes:
             try:
-                raw = await read_body(scope, receive)  # 413 too past the limit while reading
+                read = await read_body(scope, receive)  # 413 too past the limit while reading
             except asyncio.CancelledError:
                 # SIGTERM's grace ended with this body still coming (uvicorn cancels what is
                 # left): nothing was done with it, so say so (503), not 500 and a traceback.
                 raise ProtocolError(
                     ErrorCode.UNAVAILABLE, "the gateway is restarting: nothing changed, retry"
                 ) from None
-            if raw is None:
+            if read is None:
                 raise _ClientGone
-            call.raw = raw
+            raw = call.raw = read
         if endpoint.body is not None:
             data = decode_json_body(
                 scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required

@@ -132,7 +132,7 @@ class Gateway:
                 return self._settled(record), False
         existing = self.store.pending_in_session(request.session_key, request.agent_id)
         if existing is not None:
-            record = self._settled(self.store.get(existing)[0])
+            record = self._settled(self._stored(existing))
             if record.is_pending:
                 raise ProtocolError(
                     ErrorCode.PENDING_EXISTS,
@@ -189,7 +189,7 @@ class Gateway:
     def cancel_run(self, owner: str, run_id: str, reason: str | None) -> list[str]:
         cancelled = []
         for prompt_id in self.store.pending_of_run(owner, run_id):
-            record = self._settled(self.store.get(prompt_id)[0])
+            record = self._settled(self._stored(prompt_id))
             if record.is_pending:
                 self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
                 cancelled.append(prompt_id)
@@ -307,12 +307,18 @@ class Gateway:
     def _replayed(self, key: IdempotencyKey | None, what: str) -> dict[str, Any] | None:
         """The response kept for `key`; 409 when the key came with a different request."""
         seen = self.store.remembered(key.scope) if key else None
-        if seen is None:
+        if seen is None or key is None:
             return None
         body, seen_hash = seen
         if seen_hash and seen_hash != key.asked:  # '': kept before requests were hashed
             raise _conflict(what)
         return body
+
+    def _stored(self, prompt_id: str) -> PromptRecord:
+        """A record the store just named (pending in a session, of a run, or due)."""
+        found = self.store.get(prompt_id)
+        assert found is not None, prompt_id
+        return found[0]
 
     # ---- deadlines ---------------------------------------------------------------------
 
@@ -320,7 +326,7 @@ class Gateway:
         """Expire every pending prompt whose deadline has come; returns how many."""
         count = 0
         for prompt_id in self.store.due(now_ms):
-            record = self.store.get(prompt_id)[0]
+            record = self._stored(prompt_id)
             self._resolve(record, "expired", ResolvedBy(kind="system", reason="expired"))
             count += 1
         return count

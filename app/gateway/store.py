@@ -272,7 +272,8 @@ class PromptStore:
         before: str | None,
     ) -> list[str] | None:
         """Records newest first, as stored JSON; None when `before` names no prompt."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[str | int] = []
         if pending_only:
             where.append("status = 'pending'")
         if session_key is not None:

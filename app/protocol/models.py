@@ -75,7 +75,7 @@ class RequestModel(BaseModel):
         validate_by_name=False,  # the wire names only: `session_key` is an unknown property
         serialize_by_alias=True,
         extra="forbid",
-        str_strict=True,
+        str_strict=True,  # type: ignore[typeddict-unknown-key]  # pydantic-core's, not in the stubs
     )
 
     def to_wire(self) -> dict[str, Any]:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from .models import AnswersEnvelope, PromptRecord, ToolResult
+from typing import cast
+
+from .models import AnswersEnvelope, NoAnswerReason, PromptRecord, ToolResult
 
 
 def answered(answers: dict[str, list[str]]) -> ToolResult:
     return ToolResult(status="answered", answers=AnswersEnvelope(answers=answers))
 
 
-def no_answer(reason: str) -> ToolResult:
+def no_answer(reason: NoAnswerReason) -> ToolResult:
     return ToolResult(status="no_answer", reason=reason)
 
 
@@ -19,4 +21,4 @@ def tool_result(record: PromptRecord) -> ToolResult | None:
         return None
     if record.status == "answered":
         return answered(record.answers or {})
-    return no_answer(record.status)
+    return no_answer(cast(NoAnswerReason, record.status))  # the other terminal statuses

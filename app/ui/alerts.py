@@ -59,7 +59,9 @@ def start_system_alerts(page: ft.Page, screen: Screen) -> AlertPolicy | None:
     if not is_built_app():
         return None
     try:
-        from flet_notifications import LocalNotifications
+        from flet_notifications import (  # type: ignore[import-untyped]  # no py.typed
+            LocalNotifications,
+        )
     except ImportError:
         return None
     policy = AlertPolicy()
@@ -88,6 +90,11 @@ def start_system_alerts(page: ft.Page, screen: Screen) -> AlertPolicy | None:
         policy.lifecycle(e.state)
 
     page.on_app_lifecycle_state_change = lifecycle
-    screen.on_arrival = lambda items: [page.run_task(show, i) for i in policy.to_announce(items)]
+
+    def arrived(items: list[TimelineItem]) -> None:
+        for item in policy.to_announce(items):
+            page.run_task(show, item)
+
+    screen.on_arrival = arrived
     page.run_task(ask_permission)
     return policy

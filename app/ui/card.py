@@ -136,7 +136,7 @@ def QuestionBlock(
     qid = question.id
     rtl = is_rtl(question.question)
     rows = [
-        OptionRow(
+        OptionRow(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
             question,
             option.label,
             option.description,
@@ -156,7 +156,9 @@ def QuestionBlock(
             content=options,
             value=answer.chosen[0] if answer.chosen else None,
             on_change=lambda e: (
-                e.control.value and screen.set_option(prompt_id, qid, e.control.value, True)
+                screen.set_option(prompt_id, qid, e.control.value, True)  # type: ignore[func-returns-value]
+                if e.control.value
+                else None
             ),
         )
 
@@ -296,7 +298,7 @@ def PromptCard(
         if index:
             children.append(ft.Divider(height=16))
         children.append(
-            QuestionBlock(
+            QuestionBlock(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
                 item.id,
                 question,
                 index + 1 if numbered else None,
@@ -321,7 +323,7 @@ def PromptCard(
             padding=16,
         ),
         semantic_container=False,
-        key=ft.ScrollKey(scroll_key(item.id)),
+        key=ft.ScrollKey(scroll_key(item.id)),  # type: ignore[call-arg]  # stubs: no value
         shape=ft.RoundedRectangleBorder(
             radius=12,
             side=ft.BorderSide(2 if linked else 0, ft.Colors.PRIMARY if linked else "#00000000"),

@@ -68,7 +68,7 @@ class Screen:
         core: DeviceCore,
         options: AppOptions | None = None,
         *,
-        schedule: Callable[[Callable[[], None]], None] | None = None,
+        schedule: Callable[[Callable[[], None]], object] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.core = core

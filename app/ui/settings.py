@@ -188,7 +188,7 @@ def pair_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
     offer = state.pair_offer
     url = offer.gateway_url if offer else ""
     current = screen.core.settings.gateway_url
-    lines = [ft.Text(strings("pair_confirm", url=url))]
+    lines: list[ft.Control] = [ft.Text(strings("pair_confirm", url=url))]
     if current and current.rstrip("/") != url:
         lines.append(ft.Text(strings("pair_replaces", url=current), size=13))
     lines.append(PairStatus(state, strings))

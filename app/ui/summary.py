@@ -99,5 +99,5 @@ def SummaryTile(item: TimelineItem, strings: Strings, linked: bool = False) -> f
         border=ft.Border.all(2, ft.Colors.PRIMARY)
         if linked
         else ft.Border.all(1, ft.Colors.OUTLINE_VARIANT),
-        key=ft.ScrollKey(scroll_key(item.id)),
+        key=ft.ScrollKey(scroll_key(item.id)),  # type: ignore[call-arg]  # stubs: no value
     )

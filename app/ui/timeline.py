@@ -40,7 +40,7 @@ LINK_SCROLL_DELAYS = (0.3, 1.0)  # seconds before each scroll to a linked card
 
 @ft.component
 def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
-    scroller = ft.use_memo(ft.Ref, [])
+    scroller: ft.Ref[ft.Column] = ft.use_memo(ft.Ref, [])
 
     async def show_top() -> None:
         if scroller.current is not None:
@@ -67,11 +67,11 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     for item in state.waiting:
         if item.id in state.undo:
             items.append(
-                UndoRow(item.id, state.undo[item.id], screen, strings, key=f"undo-{item.id}")
+                UndoRow(item.id, state.undo[item.id], screen, strings, key=f"undo-{item.id}")  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
             )
         else:
             items.append(
-                PromptCard(
+                PromptCard(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
                     item,
                     state.selections[item.id],
                     state.errors.get(item.id),
@@ -82,11 +82,11 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                 )
             )
     items += [
-        SummaryTile(item, strings, linked=item.id == state.linked, key=f"summary-{item.id}")
+        SummaryTile(item, strings, linked=item.id == state.linked, key=f"summary-{item.id}")  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
         for item in state.history
     ]
     if not items and state.loaded:
-        items = [EmptyTimeline(strings, key="empty")]
+        items = [EmptyTimeline(strings, key="empty")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
     side = side_padding(state.width)
     return ft.Column(
         [
