@@ -41,7 +41,7 @@ class ServerClock:
         return server_ms + int((self._monotonic() - at) * 1000)
 
     def seconds_left(self, record: PromptRecord) -> float:
-        return max(0.0, (record.expires_at.timestamp() * 1000 - self.now_ms()) / 1000)
+        return record.seconds_left(self.now_ms())
 
 
 class DisplayStatus(StrEnum):

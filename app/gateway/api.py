@@ -291,9 +291,7 @@ def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState])
         record = gateway.prompt_of_link(token)  # as it is now
         if not state.attempt:
             state.attempt = secrets.token_urlsafe(9)
-    left = 0.0
-    if record is not None:
-        left = record.expires_at.timestamp() - now / 1000
+    left = record.seconds_left(now) if record is not None else 0.0
     nonce = secrets.token_urlsafe(12)
     return HTMLResponse(
         render(record, action, strings, state, nonce, left),

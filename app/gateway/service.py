@@ -333,7 +333,7 @@ class Gateway:
 
     def _settled(self, record: PromptRecord) -> PromptRecord:
         """The record as it stands now: a pending prompt past its deadline expires on sight."""
-        if record.is_pending and record.expires_at.timestamp() * 1000 <= self.clock.now_ms():
+        if record.overdue(self.clock.now_ms()):
             return self._resolve(record, "expired", ResolvedBy(kind="system", reason="expired"))
         return record
 

@@ -380,6 +380,19 @@ class PromptRecord(ResponseModel):
     def is_pending(self) -> bool:
         return self.status == "pending"
 
+    @property
+    def expires_ms(self) -> int:
+        """The deadline in Unix milliseconds: what every clock compares with."""
+        return int(self.expires_at.timestamp() * 1000)
+
+    def seconds_left(self, now_ms: int) -> float:
+        """Time to the deadline (0 once it has come), whoever's clock `now_ms` is."""
+        return max(0.0, (self.expires_ms - now_ms) / 1000)
+
+    def overdue(self, now_ms: int) -> bool:
+        """Pending with its deadline come: expired, whatever the store says yet."""
+        return self.is_pending and self.expires_ms <= now_ms
+
 
 class AnswersEnvelope(ResponseModel):
     answers: dict[str, list[str]]

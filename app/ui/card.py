@@ -219,7 +219,7 @@ def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
                 spacing=6,
                 tight=True,
             ),
-            Countdown(item.record.expires_at.timestamp() * 1000, strings),
+            Countdown(item.record.expires_ms, strings),
         ],
         alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
         wrap=True,

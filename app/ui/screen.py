@@ -169,7 +169,7 @@ class Screen:
         now = self.core.clock.now_ms()
         self.clock.now_ms = now
         self.send_dismissals(due_only=True)
-        if any(i.record.expires_at.timestamp() * 1000 <= now for i in self.state.waiting):
+        if any(i.record.overdue(now) for i in self.state.waiting):
             self.reload()
         if self.state.connection != self.core.connection:
             self.state.connection = self.core.connection
