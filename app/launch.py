@@ -13,6 +13,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from app.protocol.local_gateway import AGENT_TOKEN_ENV, DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
+
 EMBEDDED_MARK = "embedded_gateway"
 DEFAULT_WEB_PORT = 8550
 
@@ -94,9 +96,9 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     from app.ui.screen import AppOptions
 
     store = LocalStore(app_data_dir() / STORE_FILE)
-    agent_url = os.environ.get("ASK_USER_GATEWAY_URL")
-    agent_token = os.environ.get("ASK_USER_AGENT_TOKEN")
-    device_token = os.environ.get("ASK_USER_DEVICE_TOKEN")
+    agent_url = os.environ.get(GATEWAY_URL_ENV)
+    agent_token = os.environ.get(AGENT_TOKEN_ENV)
+    device_token = os.environ.get(DEVICE_TOKEN_ENV)
     if agent_url and device_token:  # a gateway named by the environment wins
         name = Settings.load(store).device_name or socket.gethostname()
         Settings(gateway_url=agent_url, token=device_token, device_name=name).save(store)

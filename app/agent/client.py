@@ -24,14 +24,19 @@ from app.protocol import (
     ErrorCode,
     FieldError,
     ProtocolError,
+    error_from_body,
     validate_prompt,
 )
-from app.protocol.local_gateway import LOCAL_INFO_FILE, TOKENS_FILE, default_data_dir
+from app.protocol.local_gateway import (
+    AGENT_TOKEN_ENV,
+    GATEWAY_URL_ENV,
+    LOCAL_INFO_FILE,
+    TOKENS_FILE,
+    default_data_dir,
+)
 
 from . import asking
 
-GATEWAY_URL_ENV = "ASK_USER_GATEWAY_URL"
-AGENT_TOKEN_ENV = "ASK_USER_AGENT_TOKEN"
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
 CREATE_RETRY_SECONDS = 15
 
@@ -87,11 +92,11 @@ def _local_gateway() -> dict[str, str]:
 
 def _error_from(response: httpx.Response) -> AskUserError:
     try:
-        error = response.json()["error"]
-        fields = [FieldError(f["path"], f["message"]) for f in error.get("fields", [])]
-        return AskUserError(error["code"], error["message"], fields)
-    except (ValueError, KeyError, TypeError):
-        return AskUserError("gateway_error", f"gateway answered {response.status_code}")
+        body = response.json()
+    except ValueError:
+        body = None
+    error = error_from_body(body, response.status_code)
+    return AskUserError(error.code, error.message, error.fields)
 
 
 TOOL_ARGUMENTS = frozenset({"questions", "timeoutSeconds"})

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from app.protocol import limits
+from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .claude_hook import TOOL
-from .client import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
 SERVER_NAME = "ask-user"
 HOOK_COMMAND = "claude-hook"

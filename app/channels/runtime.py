@@ -19,6 +19,7 @@ import httpx
 
 from app.device import DeviceCore, LocalStore, PairingError, Settings, app_data_dir
 from app.protocol import PairLink, limits, parse_link
+from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .adapter import ChannelAdapter, ChatApi
 from .messages import MessageMap
@@ -55,7 +56,7 @@ async def joined_device(name: str, data_dir: Path, joining: Joining) -> DeviceCo
     elif not core.settings.configured:
         raise JoinError(
             "pair it once with --pair '<link from python -m app pair>', or set "
-            "ASK_USER_GATEWAY_URL and ASK_USER_DEVICE_TOKEN"
+            f"{GATEWAY_URL_ENV} and {DEVICE_TOKEN_ENV}"
         )
     return core
 
@@ -195,9 +196,7 @@ def run_command(
     if missing := [env for env in required if not os.environ.get(env)]:
         print(f"error: set {', '.join(missing)}", file=sys.stderr)
         return 2
-    joining = Joining(
-        os.environ.get("ASK_USER_GATEWAY_URL"), os.environ.get("ASK_USER_DEVICE_TOKEN"), args.pair
-    )
+    joining = Joining(os.environ.get(GATEWAY_URL_ENV), os.environ.get(DEVICE_TOKEN_ENV), args.pair)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     print(banner, flush=True)
     try:

@@ -19,6 +19,7 @@ from app.protocol import (
     PairedDevice,
     PromptList,
     PromptRecord,
+    error_from_body,
     limits,
 )
 
@@ -83,11 +84,14 @@ def _checked(response: httpx.Response) -> httpx.Response:
     if response.is_success:
         return response
     try:
-        body = response.json()["error"]
-        code, message = body["code"], body["message"]
-    except (ValueError, KeyError, TypeError):
-        body, code, message = {}, f"http_{response.status_code}", response.reason_phrase
-    raise _BY_CODE.get(code, GatewayError)(response.status_code, code, message, body)
+        data = response.json()
+    except ValueError:
+        data = None
+    error = error_from_body(data, response.status_code, response.reason_phrase)
+    body = error.to_body()["error"]
+    raise _BY_CODE.get(error.code, GatewayError)(
+        response.status_code, error.code, error.message, body
+    )
 
 
 async def pair_device(

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import httpx
 
+from app.protocol.local_gateway import GATEWAY_URL_ENV
+
 from .config import DEFAULT_HOST, DEFAULT_PORT, TOKENS_FILE, default_data_dir, read_local_info
 
 ADMIN_TOKEN_ENV = "ASK_USER_ADMIN_TOKEN"
-GATEWAY_URL_ENV = "ASK_USER_GATEWAY_URL"
 
 
 class AdminError(Exception):

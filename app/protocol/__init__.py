@@ -6,7 +6,7 @@ system (gateway, agent tools, app, text channels) imports it and none writes a r
 
 from . import limits
 from .answers import canonical_value, canonicalize_answers
-from .errors import ErrorCode, FieldError, ProtocolError
+from .errors import ErrorCode, FieldError, ProtocolError, error_from_body
 from .models import (
     TERMINAL_STATUSES,
     AnswerRequest,
@@ -102,6 +102,7 @@ __all__ = [
     "canonicalize_answers",
     "cut",
     "ensure_main_session",
+    "error_from_body",
     "field_errors",
     "format_time",
     "grapheme_clusters",

@@ -96,6 +96,18 @@ class ProtocolError(Exception):
         return {"error": error}
 
 
+def error_from_body(body: Any, status: int, reason: str = "") -> ProtocolError:
+    """The contract's error a response carries (`{"error": {...}}`, what `to_body` writes);
+    a body of another shape (a proxy's page, say) becomes `http_<status>`."""
+    try:
+        error = body["error"]
+        fields = [FieldError(str(f["path"]), str(f["message"])) for f in error.get("fields", [])]
+        extra = {k: v for k, v in error.items() if k not in ("code", "message", "fields")}
+        return ProtocolError(str(error["code"]), str(error["message"]), fields, extra)
+    except (KeyError, TypeError, AttributeError):
+        return ProtocolError(f"http_{status}", reason or f"the gateway answered {status}")
+
+
 def format_path(loc: tuple[Any, ...] | list[Any]) -> str:
     """Turn a pydantic location like ('questions', 1, 'options') into `questions[1].options`."""
     out = ""

@@ -1,12 +1,16 @@
-"""Where a gateway on this machine keeps what other commands here read: its data directory,
-`tokens.json` and `gateway.json` (the address it listens on). The gateway writes them; the
-agent tools and `pair` read them. Names only, no I/O."""
+"""How a command finds a gateway: the environment variables that name one, and what a gateway
+on this machine keeps in its data directory (`tokens.json`, and `gateway.json` with the
+address it listens on). The gateway writes those files; the agent tools, `pair`, the app and
+the channels read them. Names only, no I/O."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+GATEWAY_URL_ENV = "ASK_USER_GATEWAY_URL"
+AGENT_TOKEN_ENV = "ASK_USER_AGENT_TOKEN"
+DEVICE_TOKEN_ENV = "ASK_USER_DEVICE_TOKEN"
 DATA_DIR_ENV = "ASK_USER_GATEWAY_DATA"
 TOKENS_FILE = "tokens.json"
 LOCAL_INFO_FILE = "gateway.json"  # {"localUrl": ...}: how commands on this machine find it

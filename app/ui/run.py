@@ -12,6 +12,7 @@ import flet as ft
 
 from app.device import DeviceCore, LocalStore, Settings, app_data_dir
 from app.device.paths import STORE_FILE
+from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 from app.protocol.strings import Strings
 
 from . import theme
@@ -43,8 +44,8 @@ def shared_core() -> DeviceCore:
         data_dir = app_data_dir()
         _core = DeviceCore(LocalStore(data_dir / STORE_FILE))
         env_url, env_token = (
-            os.environ.get("ASK_USER_GATEWAY_URL"),
-            os.environ.get("ASK_USER_DEVICE_TOKEN"),
+            os.environ.get(GATEWAY_URL_ENV),
+            os.environ.get(DEVICE_TOKEN_ENV),
         )
         if env_url and env_token and not _core.settings.configured:
             _core.configure(

@@ -260,3 +260,20 @@ def test_wrong_shapes_give_contract_errors(body):
         validate_prompt(body)
     assert info.value.code == ErrorCode.INVALID_PROMPT
     assert info.value.fields
+
+
+def test_an_error_body_reads_back_as_the_error_that_wrote_it():
+    """One builder (`to_body`) and one reader (`error_from_body`) for the contract's errors;
+    a body of another shape is named after its status."""
+    from app.protocol import ErrorCode, FieldError, ProtocolError, error_from_body
+
+    written = ProtocolError(
+        ErrorCode.INVALID_PROMPT,
+        "questions[0].options: 2 to 4 options allowed",
+        [FieldError("questions[0].options", "2 to 4 options allowed")],
+        extra={"promptId": "pr_1"},
+    )
+    assert error_from_body(written.to_body(), 422) == written
+    for other in (None, "<html>bad gateway</html>", {"detail": "x"}, {"error": "x"}, []):
+        read = error_from_body(other, 502, "Bad Gateway")
+        assert (read.code, read.message) == ("http_502", "Bad Gateway")
