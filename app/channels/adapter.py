@@ -14,6 +14,7 @@ from typing import Protocol
 
 from app.device import DeviceCore, DisplayStatus, TimelineItem
 from app.protocol import ProtocolError, parse_reply
+from app.protocol.selection import QuestionAnswer
 
 from .messages import Message, MessageMap
 from .render import STATUS_LINE, Button, keyboard, parse_callback, prompt_text, summary_text
@@ -138,19 +139,15 @@ class ChannelAdapter:
             await self.api.alert(press_id, "This button is no longer valid.")
             await self._redraw(message, item)
             return
+        answer = QuestionAnswer(question, tuple(view.chosen.get(question.id, [])))
         if action == "t":
-            label = question.options[arg].label
-            ticked = view.chosen.setdefault(question.id, [])
-            if label in ticked:
-                ticked.remove(label)
-            else:
-                ticked.append(label)
+            view.chosen[question.id] = list(answer.toggle(question.options[arg].label).chosen)
             self.messages.save_view(message.key, view)
             await self._redraw(message, item)
             await self.api.alert(press_id, "")
             return
         if action == "p":
-            view.chosen[question.id] = [question.options[arg].label]
+            view.chosen[question.id] = list(answer.choose(question.options[arg].label).chosen)
         elif action == "n" and not view.chosen.get(question.id):
             await self.api.alert(press_id, CHOOSE_ONE)
             return

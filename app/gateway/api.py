@@ -45,6 +45,7 @@ from app.protocol import (
     pair_link,
     render_prompt_text,
 )
+from app.protocol.selection import QuestionAnswer
 from app.protocol.strings import Strings
 
 from .answer_page import PageState, language_of, render, security_headers
@@ -233,17 +234,13 @@ def answer_from_page(call: Call) -> Response:
         if (form.get("action") or [""])[0] == "dismiss":
             gateway.dismiss_by_link(token, attempt)
             return PageState(notice=strings("link_dismissed"))
-        chosen, other, missing = _form_answers(record, form)
-        if missing:
+        selection = _form_selection(record, form)
+        chosen = {qid: list(a.chosen) for qid, a in selection.items()}
+        other = {qid: a.other for qid, a in selection.items()}
+        if missing := [a.question.header for a in selection.values() if not a.complete]:
             listed = ", ".join(missing)
             raise _Refill(PageState(strings("link_missing", questions=listed), chosen, other))
-        answers = {
-            q.id: chosen.get(q.id, []) + ([other[q.id]] if other.get(q.id) else [])
-            for q in record.questions
-        }
-        for question in record.questions:  # one choice: the words typed win over a tick
-            if not question.multi_select and other.get(question.id):
-                answers[question.id] = [other[question.id]]
+        answers = {qid: a.values() for qid, a in selection.items()}
         try:
             gateway.answer_by_link(token, answers, attempt)
         except ProtocolError as exc:
@@ -319,19 +316,20 @@ def _form(raw: bytes) -> dict[str, list[str]]:
         raise ProtocolError(ErrorCode.INVALID_ANSWER, "the form could not be read") from None
 
 
-def _form_answers(
-    record: PromptRecord, form: dict[str, list[str]]
-) -> tuple[dict[str, list[str]], dict[str, str], list[str]]:
-    """The options ticked, the words typed, and the headers of questions left unanswered."""
-    chosen, other, missing = {}, {}, []
+def _form_selection(record: PromptRecord, form: dict[str, list[str]]) -> dict[str, QuestionAnswer]:
+    """Each question as the form chose it, by the app's own selection rules (on one choice,
+    words typed in Other replace the option)."""
+    selection = {}
     for question in record.questions:
-        labels = {o.label for o in question.options}
-        picked = [v for v in form.get(f"q.{question.id}", []) if v in labels]
-        chosen[question.id] = picked if question.multi_select else picked[:1]
-        other[question.id] = (form.get(f"other.{question.id}") or [""])[0].strip()
-        if not chosen[question.id] and not other[question.id]:
-            missing.append(question.header)
-    return chosen, other, missing
+        answer = QuestionAnswer(question)
+        labels = question.option_labels()
+        for value in form.get(f"q.{question.id}", []):
+            if value in labels:
+                answer = answer.choose(value)
+        selection[question.id] = answer.set_other(
+            (form.get(f"other.{question.id}") or [""])[0].strip()
+        )
+    return selection
 
 
 # ---- devices and pairing (admin; pairing itself needs only the code) --------------------------

@@ -10,9 +10,9 @@ import flet as ft
 
 from app.device import TimelineItem
 from app.protocol import Question, is_rtl
+from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 
-from .answers import CardAnswers, QuestionAnswer
 from .screen import Screen
 from .state import ClockContext, scroll_key
 from .theme import TAP

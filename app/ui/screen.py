@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from app.device import Connection, DeviceCore, PairingError, Settings, TimelineItem
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
+from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .answers import CardAnswers
 from .state import Clock, ScreenState
 
 HISTORY_PAGE = 100

@@ -9,8 +9,7 @@ import flet as ft
 
 from app.device import Connection, ConnectionState, TimelineItem
 from app.protocol import PairLink
-
-from .answers import CardAnswers
+from app.protocol.selection import CardAnswers
 
 
 @ft.observable

@@ -9,8 +9,8 @@ import pytest
 
 from app.device import DeviceCore, DisplayStatus, LocalStore, ServerClock, TimelineItem
 from app.protocol import PromptRecord, Question
+from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
-from app.ui.answers import CardAnswers, QuestionAnswer
 from app.ui.card import shown_label
 from app.ui.screen import UNDO_SECONDS, Screen, shortcut
 from app.ui.summary import shorten, summary_lines

@@ -1,7 +1,8 @@
-"""What the person has chosen on one card, before Submit: pure, immutable state, no widgets.
+"""What the person has chosen for a prompt, before Submit: pure, immutable state, no widgets.
 
-Every change returns a new value, so the screen state holds it as it holds anything else and
-the cards only render it; these rules are the one place a selection changes.
+Every change returns a new value, so the app's screen state holds it as it holds anything else
+and the cards only render it. These rules are the one place a selection changes: the app's
+cards, the chat channels' buttons and the answer page all choose, tick and type by them.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from app.protocol import Question
+from .models import Question
 
 
 @dataclass(frozen=True)
