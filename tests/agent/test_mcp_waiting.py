@@ -45,6 +45,16 @@ QUESTIONS = {
     ]
 }
 TRANSPORTS = ["stdio", "http"]
+INITIALIZE = {  # an MCP client's first message, written by hand
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
 
 
 def _env(gateway) -> dict[str, str]:
@@ -237,16 +247,7 @@ def test_stopping_the_stdio_server_cancels_its_prompt_before_it_exits(gateway, s
         text=True,
     )
     messages = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "1"},
-            },
-        },
+        INITIALIZE,
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {
             "jsonrpc": "2.0",
@@ -279,16 +280,7 @@ def test_stopping_the_stdio_server_cancels_its_prompt_before_it_exits(gateway, s
     ids=["no-token", "device-token", "admin-token"],
 )
 def test_remote_mcp_takes_only_an_agent_token(gateway, token, status, code):
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
+    initialize = INITIALIZE
     headers = {"Accept": "application/json, text/event-stream"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
