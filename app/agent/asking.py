@@ -13,7 +13,7 @@ import contextlib
 import random
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -135,15 +135,12 @@ async def ask(
     body: dict[str, Any],
     timeout_seconds: float,
     abort: AbortEvent | None = None,
-    on_created: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Create, wait, and return the tool result; a stop (cancellation, Ctrl-C, `abort`)
     cancels the prompt before returning or raising."""
     record = await create(asker, body, abort)
     if record is None:
         return {"status": "no_answer", "reason": "cancelled"}
-    if on_created is not None:
-        on_created(record)
     try:
         result = await wait_result(asker, record["id"], give_up_at(timeout_seconds), abort)
     except (asyncio.CancelledError, KeyboardInterrupt):

@@ -60,7 +60,7 @@ from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
 from .remote_mcp import CALLER_KEY, RemoteMcp
-from .routing import Call, Endpoint, Router, _header
+from .routing import Call, Endpoint, Router, header
 from .service import Gateway
 from .store import PRUNE_BATCH, PromptStore
 
@@ -262,7 +262,7 @@ class _Refill(Exception):
 def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState]) -> Response:
     """Find the prompt of the link (a wrong token counts against the address, like a pairing
     code), let `decide` act, and render what is true now; every outcome is a page."""
-    strings = Strings(language_of(_header(call.scope, b"accept-language")))
+    strings = Strings(language_of(header(call.scope, b"accept-language")))
     gateway, token = call.gateway, call.params["token"]
     guesses, now = call.state.link_guesses, gateway.clock.now_ms()
     action = f"/a/{token}"

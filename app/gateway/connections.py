@@ -100,7 +100,6 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
         self._header_bytes = 0
-        self._parsed_bytes = 0  # of the request line and headers, as parsed
         self._in_body = False  # a declared body is still coming
         self._at_once = False
         self._later: Later | None = None
@@ -143,27 +142,25 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         # uvicorn's, less the per-request copy of the lifespan state: only a request left to
         # uvicorn's cycle gets one (on_headers_complete).
         self.url = b""
-        self._parsed_bytes = 0
         self.expect_100_continue = False
         self.headers = []
         self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]
 
-    def on_url(self, url: bytes) -> None:
-        self._parsed_bytes += len(url)
-        super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._parsed_bytes += len(name) + len(value) + 4
-        super().on_header(name, value)
-
     def on_headers_complete(self) -> None:
         self._header_bytes = -1
         self._headers_due = None
-        if self._parsed_bytes > MAX_HEADER_BYTES:  # all of it came in the read that ended it
+        size, has_body = len(self.url), False  # one pass over what uvicorn's callbacks kept
+        for name, value in self.headers:
+            size += len(name) + len(value) + 4
+            if name == b"content-length":
+                has_body = value.strip() not in (b"", b"0")
+            elif name == b"transfer-encoding":
+                has_body = True
+        if size > MAX_HEADER_BYTES:  # all of it came in the read that ended it
             self._at_once = True  # nothing of this request reaches uvicorn's cycle
             self._refuse(431, b"Request Header Fields Too Large")
             return
-        if self._has_body():  # it must come in time, whoever reads it (or skips it)
+        if has_body:  # it must come in time, whoever reads it (or skips it)
             self._in_body = True
             self._deadlines.watch(self, BODY_TIMEOUT_SECONDS)
         if not self._answer_at_once():
@@ -191,14 +188,6 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._later.detach()
             self._later = None
         super().connection_lost(exc)
-
-    def _has_body(self) -> bool:
-        for name, value in self.headers:
-            if name == b"content-length":
-                return value.strip() not in (b"", b"0")
-            if name == b"transfer-encoding":
-                return True
-        return False
 
     def _unsupported_upgrade_warning(self) -> None:
         """uvicorn logs two warnings for every `Upgrade:` request: anyone could fill the log."""

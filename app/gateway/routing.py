@@ -79,7 +79,7 @@ class Call:
     @property
     def own_url(self) -> str:
         """The address this request reached the gateway by."""
-        host = _header(self.scope, b"host")
+        host = header(self.scope, b"host")
         if host is None:
             server = self.scope.get("server") or ("127.0.0.1", 80)
             host = f"{server[0]}:{server[1]}"
@@ -267,7 +267,7 @@ class Router:
         """Auth → the query, validated: what the request line and headers decide."""
         caller = None
         if endpoint.role is not None:
-            authorization = _header(scope, b"authorization")
+            authorization = header(scope, b"authorization")
             caller = self.state.auth.require(authorization, endpoint.role)
         call = Call(self.state, scope, caller, params)
         if endpoint.query is not None:
@@ -291,7 +291,8 @@ def _shape(path: str) -> tuple[int, str]:
     return path.count("/"), "{}" if last.startswith("{") else last
 
 
-def _header(scope: dict, name: bytes) -> str | None:
+def header(scope: dict, name: bytes) -> str | None:
+    """A request header's value (the first of that name), or None."""
     for key, value in scope.get("headers") or ():
         if key == name:
             return value.decode("latin-1")

@@ -24,8 +24,9 @@ from app.gateway.connections import GuardedHttpProtocol
 TESTED_UVICORN = "0.55."
 
 # The methods connections.py overrides (each calls uvicorn's) or whose effects it relies on
-# (on_response_complete resumes reading and starts the next pipelined request), with the
-# first 16 hex digits of the SHA-256 of their source in the tested uvicorn.
+# (on_url and on_header fill the url and headers it reads; on_response_complete resumes
+# reading and starts the next pipelined request), with the first 16 hex digits of the SHA-256
+# of their source in the tested uvicorn.
 BORROWED_METHODS = {
     "connection_made": "6efb565ff3d36b91",
     "data_received": "010a7ae59a5d3b1a",
