@@ -106,6 +106,9 @@ class ChannelAdapter:
             await self.api.alert(press_id, NOT_ALLOWED)
             return
         message = self.messages.by_key(parsed[0]) if parsed else None
+        if message is not None and message.message_id is None:
+            await self._sends_done()  # pressed before its send came back: wait for its id
+            message = self.messages.by_key(message.key)
         if parsed is None or message is None or message.chat_id != chat_id:
             await self.api.alert(press_id, "This button is no longer valid.")
             return
@@ -169,6 +172,9 @@ class ChannelAdapter:
             return
         message = self.messages.by_message(chat_id, str(reply_to))
         if message is None:
+            await self._sends_done()  # a reply to a message whose send has not come back yet
+            message = self.messages.by_message(chat_id, str(reply_to))
+        if message is None:
             return
         item = self.core.item(message.prompt_id)
         if item is None or not item.is_open:
@@ -181,6 +187,12 @@ class ChannelAdapter:
             await self.api.say(chat_id, exc.message, str(reply_to))
             return
         self._answer(item, answers)
+
+    async def _sends_done(self) -> None:
+        """Wait for a reconcile under way: the platform can deliver a press on (or a reply
+        to) a message before the call that sent it has returned its id to us."""
+        async with self._lock:
+            pass
 
     def _answer(self, item: TimelineItem, answers: dict[str, list[str]]) -> str | None:
         """Into the core's outbox (kept across restarts, sent with its idempotency key); what

@@ -28,6 +28,9 @@ class FakeTelegram(LocalServer):
         self._updates: list[dict] = []
         self._next_message = 100
         self._next_update = 1
+        # Seconds between a message being there (and tappable) and sendMessage answering:
+        # Telegram shows a message before the bot hears back, under load by much.
+        self.send_answer_delay = 0.0
         self._lock = threading.Lock()
         app = Starlette(routes=[Route("/bot{token}/{method}", self._call, methods=["GET", "POST"])])
         super().__init__(app)
@@ -125,7 +128,7 @@ class FakeTelegram(LocalServer):
                 return ready
             await asyncio.sleep(0.02)
 
-    def _sendMessage(self, params: dict) -> dict:
+    async def _sendMessage(self, params: dict) -> dict:
         chat = int(params["chat_id"])
         with self._lock:
             number = self._next_message
@@ -134,6 +137,7 @@ class FakeTelegram(LocalServer):
             "text": params["text"],
             "reply_markup": params.get("reply_markup"),
         }
+        await asyncio.sleep(self.send_answer_delay)
         return {**self._message(chat, number), "text": params["text"]}
 
     def _editMessageText(self, params: dict) -> dict:

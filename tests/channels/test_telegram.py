@@ -241,3 +241,18 @@ def test_forged_button_data_is_told_and_changes_nothing(fake, gateway, adapter, 
     assert [p["status"] for p in prompts] == ["pending"]
     fake.press(CHAT, message, _button(fake, message, "Production"))  # the real one still works
     assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+
+
+@pytest.mark.parametrize("how", ["tap", "reply"])
+def test_a_tap_or_a_reply_before_the_send_came_back_is_taken(fake, gateway, adapter, how):
+    """Seen in CI: the person taps (or replies) while the bot still waits for sendMessage's
+    answer, so the adapter does not know the message's id yet; it waits for it."""
+    fake.send_answer_delay = 1.5
+    agent = Agent(gateway, SINGLE)
+    wait_until(lambda: fake.messages, timeout=20)  # there, before its sender knows its id
+    message = max(number for chat, number in fake.messages if chat == CHAT)
+    if how == "tap":
+        fake.press(CHAT, message, _button(fake, message, "Production"))
+    else:
+        fake.reply(CHAT, message, "2")
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
