@@ -19,15 +19,3 @@ def app_data_dir() -> Path:
     import platformdirs
 
     return platformdirs.user_data_path("ask-user", appauthor=False) / "app"
-
-
-def private_file(path: Path) -> None:
-    """Make `path` (created empty if missing) readable by its owner only, in a folder only its
-    owner can enter: it holds the device token and every question and answer. SQLite gives its
-    -wal and -shm files the database file's mode."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.name != "posix":
-        return
-    os.chmod(path.parent, 0o700)
-    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
-    os.chmod(path, 0o600)

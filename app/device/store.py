@@ -15,9 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.privatefiles import private_file
 from app.protocol import PromptRecord
-
-from .paths import private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (

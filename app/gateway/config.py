@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.privatefiles import write_private
 from app.protocol import limits
 from app.protocol.local_gateway import (  # noqa: F401 (re-exported for the gateway's commands)
     DATA_DIR_ENV,
@@ -69,11 +70,7 @@ def _new_token(role: str) -> str:
 
 def _write_private(path: Path, data: dict) -> None:
     """Write JSON readable by the owner only, replacing the file in one step."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(data, f, indent=2)
-    os.replace(tmp, path)
+    write_private(path, json.dumps(data, indent=2))
 
 
 def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:

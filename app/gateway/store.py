@@ -7,13 +7,13 @@ check and the write that depends on it never interleave with another request.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.privatefiles import private_file
 from app.protocol import ErrorCode, PromptRecord, ProtocolError
 
 SCHEMA = """
@@ -52,23 +52,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency(created_ms);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-
-
-def _private_file(path: Path) -> None:
-    """Every question and answer is in this file: 0600, in a folder only its owner can enter
-    (made 0700, or narrowed to it when we own it). SQLite gives the -wal and -shm files the
-    database file's mode."""
-    folder = path.parent
-    if not folder.exists():
-        folder.mkdir(parents=True, mode=0o700)
-    elif (
-        hasattr(os, "getuid")
-        and folder.stat().st_uid == os.getuid()
-        and folder.stat().st_mode & 0o077
-    ):
-        os.chmod(folder, 0o700)
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    os.chmod(path, 0o600)
 
 
 WRITE_LOCK_WAIT_MS = 250
@@ -118,7 +101,7 @@ class PromptStore:
 
     def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
         self.path = Path(path)
-        _private_file(self.path)
+        private_file(self.path)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._incremental = self._vacuum_incrementally()  # before WAL: that writes the header
         self._db.execute("PRAGMA journal_mode=WAL")

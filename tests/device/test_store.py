@@ -173,3 +173,19 @@ def test_store_files_are_private(tmp_path):
     assert {f.name for f in files} >= {"device.sqlite3", "device.sqlite3-wal"}
     assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
     store.close()
+
+
+def test_a_shared_sticky_folder_is_left_as_it_is(tmp_path):
+    """Given /tmp-like folder (1777) the store's files are private, but the folder is not
+    narrowed: that would lock everyone else out of it (#23, 14)."""
+    import os
+    import stat
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    store = LocalStore(shared / "device.sqlite3")
+    store.set_meta("settings", "{}")
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert stat.S_IMODE((shared / "device.sqlite3").stat().st_mode) == 0o600
+    store.close()

@@ -81,3 +81,18 @@ def test_an_existing_open_data_folder_is_narrowed_to_its_owner(tmp_path):
             assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path
     finally:
         store.close()
+
+
+def test_a_stale_temporary_tokens_file_does_not_leak_its_mode(tmp_path):
+    """A crash can leave tokens.json.tmp behind with any mode; the next write is 0600 from
+    its first byte (#23, 14)."""
+    from app.gateway.config import load_tokens
+
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o700)
+    stale = folder / "tokens.json.tmp"
+    stale.write_text("{}")
+    os.chmod(stale, 0o644)
+    tokens = load_tokens(folder, env={})
+    assert tokens.file is not None
+    assert stat.S_IMODE(os.stat(tokens.file).st_mode) == 0o600
