@@ -391,7 +391,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint(
         "POST", "/v1/prompts", create_prompt, "agent", "Create a prompt", "agent",
         status=201, response=PromptRecord, errors=(409,), body=CreatePromptRequest,
-        invalid_code=ErrorCode.INVALID_PROMPT,
+        invalid_code=ErrorCode.INVALID_PROMPT, replays=True,
     ),
     Endpoint(
         "GET", f"{_PROMPT}/result", prompt_result, "agent", "Wait for the tool result", "agent",

@@ -12,8 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from app.protocol import ErrorBody
+from app.protocol import ErrorBody, limits
 
+from .connections import MAX_HEADER_BYTES
 from .routing import Endpoint
 
 _REF = "#/components/schemas/{model}"
@@ -33,8 +34,9 @@ _STATUS_TEXT = {
     "reused with a different request (`idempotency_conflict`).",
     410: "The cursor is older than the events kept (`cursor_expired`): re-sync.",
     406: "The client does not accept both JSON and SSE (MCP Streamable HTTP).",
-    431: "Request line and headers over 32 KiB (`headers_too_large`); the connection is closed.",
-    413: "The request body is over 64 KiB (`payload_too_large`).",
+    431: f"Request line and headers over {MAX_HEADER_BYTES // 1024} KiB (`headers_too_large`); "
+    "the connection is closed.",
+    413: f"The request body is over {limits.MAX_BODY_BYTES // 1024} KiB (`payload_too_large`).",
     422: "Invalid input, with `fields` naming each problem.",
     429: "Too many wrong pairing codes or answer links from this address (`too_many_attempts`).",
     503: "The store could not take the write (`unavailable`): nothing changed; retry.",
@@ -112,7 +114,7 @@ def _operation(endpoint: Endpoint, refs: dict[Any, Any]) -> dict:
         schema = refs[(endpoint.response, "serialization")]
         success["content"] = {"application/json": {"schema": schema}}
     responses: dict[str, Any] = {str(endpoint.status): success}
-    if endpoint.path == "/v1/prompts" and endpoint.method == "POST":
+    if endpoint.replays:
         responses["200"] = {"description": "Idempotent replay", **{"content": success["content"]}}
     error: dict[str, Any] = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
     if endpoint.response == "html":  # a page's own refusals are pages too

@@ -110,6 +110,9 @@ class Endpoint:
     invalid_code: str = ErrorCode.INVALID_REQUEST  # what a bad body or query is called
     query: type[BaseModel] | None = None
     in_schema: bool = True
+    # 200 with what an earlier try made, when the same request comes again (a create's
+    # requestId): documented beside `status`.
+    replays: bool = False
     # The handler serves the request itself as ASGI, `handler(call, receive, send)`, once it is
     # authenticated: for a transport from another package (the MCP SDK's, at /mcp).
     mount: bool = False

@@ -212,10 +212,10 @@ class Gateway:
     ) -> dict[str, Any]:
         """First answer wins; a retried idempotency key gets the original 200 body."""
         request = {"answers": answers, "deviceId": device_id}
-        return self._answered(
+        return self._decide(
             prompt_id,
-            ResolvedBy(kind="device", device_id=device_id),
             _device_key(prompt_id, idempotency_key, "answer", request),
+            ResolvedBy(kind="device", device_id=device_id),
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
@@ -224,26 +224,11 @@ class Gateway:
     ) -> dict[str, Any]:
         """A plain-text reply, read by the contract's rules, then answered like any answer."""
         request = {"text": text, "deviceId": device_id}
-        return self._answered(
+        return self._decide(
             prompt_id,
-            ResolvedBy(kind="device", device_id=device_id),
             _device_key(prompt_id, idempotency_key, "reply", request),
+            ResolvedBy(kind="device", device_id=device_id),
             lambda record: parse_reply(record.questions, text),
-        )
-
-    def _answered(
-        self,
-        prompt_id: str,
-        resolved_by: ResolvedBy,
-        key: IdempotencyKey | None,
-        answers_for: Callable[[PromptRecord], dict[str, list[str]]],
-    ) -> dict[str, Any]:
-        return self._device_change(
-            prompt_id,
-            key,
-            lambda record: self._resolve(
-                record, "answered", resolved_by, answers=answers_for(record), key=key
-            ),
         )
 
     # ---- answer links ------------------------------------------------------------------
@@ -257,21 +242,17 @@ class Gateway:
         """Like a device's answer; `attempt` names this try (a retry of it is safe)."""
         prompt_id = self._link_prompt_id(token)
         request = {"answers": answers}
-        return self._answered(
+        return self._decide(
             prompt_id,
-            ResolvedBy(kind="link"),
             _device_key(prompt_id, f"link:{link_hash(token)}:{attempt}", "answer", request),
+            ResolvedBy(kind="link"),
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
     def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
         prompt_id = self._link_prompt_id(token)
         key = _device_key(prompt_id, f"link:{link_hash(token)}:{attempt}", "dismiss", {})
-        return self._device_change(
-            prompt_id,
-            key,
-            lambda record: self._resolve(record, "dismissed", ResolvedBy(kind="link"), key=key),
-        )
+        return self._decide(prompt_id, key, ResolvedBy(kind="link"))
 
     def _link_prompt_id(self, token: str) -> str:
         prompt_id = self.store.prompt_of_link(link_hash(token))
@@ -283,26 +264,26 @@ class Gateway:
         self, prompt_id: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
         key = _device_key(prompt_id, idempotency_key, "dismiss", {"deviceId": device_id})
-        return self._device_change(
-            prompt_id,
-            key,
-            lambda record: self._resolve(
-                record, "dismissed", ResolvedBy(kind="device", device_id=device_id), key=key
-            ),
-        )
+        return self._decide(prompt_id, key, ResolvedBy(kind="device", device_id=device_id))
 
-    def _device_change(
+    def _decide(
         self,
         prompt_id: str,
         key: IdempotencyKey | None,
-        change: Callable[[PromptRecord], PromptRecord],
+        resolved_by: ResolvedBy,
+        answers_for: Callable[[PromptRecord], dict[str, list[str]]] | None = None,
     ) -> dict[str, Any]:
+        """A person's decision: answered (with `answers_for` the record's questions) or
+        dismissed. A retried key gets the original 200 body; first answer wins."""
         if (seen := self._replayed(key, "idempotencyKey")) is not None:
             return seen
         record = self.get(prompt_id)
         if not record.is_pending:
             raise _already_resolved(record)
-        return change(record).to_wire()
+        if answers_for is None:
+            return self._resolve(record, "dismissed", resolved_by, key=key).to_wire()
+        answers = answers_for(record)
+        return self._resolve(record, "answered", resolved_by, answers=answers, key=key).to_wire()
 
     def _replayed(self, key: IdempotencyKey | None, what: str) -> dict[str, Any] | None:
         """The response kept for `key`; 409 when the key came with a different request."""
