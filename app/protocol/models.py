@@ -66,6 +66,12 @@ def _required_text(value: str, max_chars: int | None, what: str = "") -> str:
     return value
 
 
+def _described(default: Any = ..., **schema: Any) -> Any:
+    """A field whose JSON schema (the OpenAPI document) states the rule its validator
+    enforces with its own message: the schema is never looser than the gateway."""
+    return Field(default, json_schema_extra=schema)
+
+
 class RequestModel(BaseModel):
     """A request body: camelCase on the wire, unknown properties rejected."""
 
@@ -97,8 +103,8 @@ class ResponseModel(BaseModel):
 class Option(RequestModel):
     """One choice. Its label is what the agent gets back when the person picks it."""
 
-    label: str
-    description: str | None = None
+    label: str = _described(minLength=1, maxLength=limits.MAX_LABEL_CHARS)
+    description: str | None = _described(None, maxLength=limits.MAX_DESCRIPTION_CHARS)
 
     @field_validator("label")
     @classmethod
@@ -135,10 +141,12 @@ class Option(RequestModel):
 class Question(RequestModel):
     """One decision, with 2–4 options; a free-text answer is always allowed besides them."""
 
-    id: str
-    header: str
-    question: str
-    options: list[Option]
+    id: str = _described(
+        pattern=limits.QUESTION_ID_PATTERN, maxLength=limits.MAX_QUESTION_ID_CHARS
+    )
+    header: str = _described(minLength=1)  # longer ones are cut, not refused
+    question: str = _described(minLength=1, maxLength=limits.MAX_QUESTION_CHARS)
+    options: list[Option] = _described(minItems=limits.MIN_OPTIONS, maxItems=limits.MAX_OPTIONS)
     multi_select: StrictBool = False
 
     @field_validator("id")
@@ -205,7 +213,9 @@ def _clamp_timeout(value: Any) -> int:
 class AskUserRequest(RequestModel):
     """The arguments of the `ask_user` tool, as the model writes them."""
 
-    questions: list[Question]
+    questions: list[Question] = _described(
+        minItems=limits.MIN_QUESTIONS, maxItems=limits.MAX_QUESTIONS
+    )
     timeout_seconds: int = Field(default=limits.DEFAULT_TIMEOUT_SECONDS)
 
     @field_validator("questions", mode="before")
@@ -238,7 +248,9 @@ def _optional_identifier(value: str | None) -> str | None:
 class CreatePromptRequest(AskUserRequest):
     """`POST /v1/prompts`: the tool arguments plus where they come from."""
 
-    session_key: str
+    session_key: str = _described(
+        minLength=limits.MIN_SESSION_KEY_CHARS, maxLength=limits.MAX_SESSION_KEY_CHARS
+    )
     session_kind: str = limits.MAIN_SESSION_KIND
     agent_id: str | None = None
     run_id: str | None = None

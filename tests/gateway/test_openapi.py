@@ -41,3 +41,38 @@ def test_every_endpoint_of_the_table_is_served_and_described(gateway):
 
 def test_no_docs_page_that_would_load_from_a_cdn(gateway):
     assert gateway.client(None).get("/docs").status_code == 404
+
+
+def test_the_schema_is_not_looser_than_the_validators(gateway):
+    """What the gateway refuses, the document refuses too (an empty `questions` was
+    schema-valid): checked with a JSON Schema validator against the served document."""
+    import jsonschema
+
+    document = gateway.client(None).get("/openapi.json").json()
+    # The request's schema, with the document beside it so its $refs resolve.
+    root = {**document, **document["components"]["schemas"]["CreatePromptRequest"]}
+    validator = jsonschema.Draft202012Validator(root)
+    good = {
+        "sessionKey": "s",
+        "questions": [
+            {
+                "id": "q",
+                "header": "H",
+                "question": "Q?",
+                "options": [{"label": "A"}, {"label": "B"}],
+            }
+        ],
+    }
+    assert validator.is_valid(good)
+    refused = [
+        {**good, "questions": []},
+        {**good, "questions": good["questions"] * 4},
+        {**good, "sessionKey": ""},
+        {**good, "questions": [{**good["questions"][0], "id": "Not-Snake"}]},
+        {**good, "questions": [{**good["questions"][0], "options": [{"label": "A"}]}]},
+        {**good, "questions": [{**good["questions"][0], "options": [{"label": "x" * 65}] * 2}]},
+    ]
+    for body in refused:
+        assert not validator.is_valid(body), body
+        response = gateway.agent.post("/v1/prompts", json=body)
+        assert response.status_code == 422, response.text
