@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import dataclasses
 import os
 import signal
 import socket
@@ -13,7 +14,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from app.protocol.local_gateway import AGENT_TOKEN_ENV, DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
+from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
 EMBEDDED_MARK = "embedded_gateway"
 DEFAULT_WEB_PORT = 8550
@@ -98,10 +99,10 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     store = LocalStore(app_data_dir() / STORE_FILE)
     agent_url = os.environ.get(GATEWAY_URL_ENV)
     agent_token = os.environ.get(AGENT_TOKEN_ENV)
-    device_token = os.environ.get(DEVICE_TOKEN_ENV)
-    if agent_url and device_token:  # a gateway named by the environment wins
-        name = Settings.load(store).device_name or socket.gethostname()
-        Settings(gateway_url=agent_url, token=device_token, device_name=name).save(store)
+    named = Settings.from_environment(Settings.load(store), os.environ)
+    if named is not None:  # a gateway named by the environment wins
+        named = dataclasses.replace(named, device_name=named.device_name or socket.gethostname())
+        named.save(store)
         store.set_meta(EMBEDDED_MARK, "0")
     saved = Settings.load(store)
     # The embedded gateway comes back only while this device still uses it: once paired with

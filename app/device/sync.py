@@ -12,7 +12,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import httpx
@@ -24,6 +24,7 @@ from app.protocol import (
     canonicalize_answers,
     limits,
 )
+from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .client import (
     AlreadyResolved,
@@ -68,6 +69,16 @@ class Settings:
 
     def save(self, store: LocalStore) -> None:
         store.set_json("settings", self.__dict__)
+
+    @classmethod
+    def from_environment(cls, saved: Settings, env: Mapping[str, str]) -> Settings | None:
+        """A gateway named by the environment (`ASK_USER_GATEWAY_URL` and
+        `ASK_USER_DEVICE_TOKEN`), keeping the saved device name; it wins over what is saved:
+        what is set explicitly for this run beats what was remembered. None when unnamed."""
+        url, token = env.get(GATEWAY_URL_ENV), env.get(DEVICE_TOKEN_ENV)
+        if not (url and token):
+            return None
+        return cls(gateway_url=url, token=token, device_name=saved.device_name)
 
 
 class PairingError(Exception):

@@ -141,9 +141,7 @@ class Option(RequestModel):
 class Question(RequestModel):
     """One decision, with 2–4 options; a free-text answer is always allowed besides them."""
 
-    id: str = _described(
-        pattern=limits.QUESTION_ID_PATTERN, maxLength=limits.MAX_QUESTION_ID_CHARS
-    )
+    id: str = _described(pattern=limits.QUESTION_ID_PATTERN, maxLength=limits.MAX_QUESTION_ID_CHARS)
     header: str = _described(minLength=1)  # longer ones are cut, not refused
     question: str = _described(minLength=1, maxLength=limits.MAX_QUESTION_CHARS)
     options: list[Option] = _described(minItems=limits.MIN_OPTIONS, maxItems=limits.MAX_OPTIONS)

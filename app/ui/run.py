@@ -12,7 +12,6 @@ import flet as ft
 
 from app.device import DeviceCore, LocalStore, Settings, app_data_dir
 from app.device.paths import STORE_FILE
-from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 from app.protocol.strings import Strings
 
 from . import theme
@@ -43,16 +42,9 @@ def shared_core() -> DeviceCore:
     if _core is None:
         data_dir = app_data_dir()
         _core = DeviceCore(LocalStore(data_dir / STORE_FILE))
-        env_url, env_token = (
-            os.environ.get(GATEWAY_URL_ENV),
-            os.environ.get(DEVICE_TOKEN_ENV),
-        )
-        if env_url and env_token and not _core.settings.configured:
-            _core.configure(
-                Settings(
-                    gateway_url=env_url, token=env_token, device_name=_core.settings.device_name
-                )
-            )
+        named = Settings.from_environment(_core.settings, os.environ)
+        if named is not None and named != _core.settings:
+            _core.configure(named)
         _core.start()
     return _core
 

@@ -189,3 +189,17 @@ def test_a_shared_sticky_folder_is_left_as_it_is(tmp_path):
     assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
     assert stat.S_IMODE((shared / "device.sqlite3").stat().st_mode) == 0o600
     store.close()
+
+
+def test_a_gateway_named_by_the_environment_wins_and_keeps_the_device_name():
+    """One rule for `python -m app` and a built or `flet run` app (#23): explicit for this
+    run beats what was saved; without both variables nothing is named."""
+    from app.device import Settings
+
+    saved = Settings("http://saved:8765", "saved-token", "Pixel 8")
+    env = {"ASK_USER_GATEWAY_URL": "http://named:8765", "ASK_USER_DEVICE_TOKEN": "named-token"}
+    assert Settings.from_environment(saved, env) == Settings(
+        "http://named:8765", "named-token", "Pixel 8"
+    )
+    assert Settings.from_environment(saved, {"ASK_USER_GATEWAY_URL": "http://named"}) is None
+    assert Settings.from_environment(Settings(), {}) is None
