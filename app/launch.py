@@ -11,6 +11,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -179,6 +180,9 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     return 0
 
 
+DEMO_STOP_SECONDS = 20  # how long a stopped demo waits for its runs to cancel their prompts
+
+
 def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
     """A demo agent asking a few realistic prompts at once, each in its own session. Returns
     how to stop it: a stopped run cancels its prompts (so the next demo starts clean)."""
@@ -211,7 +215,10 @@ def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
 
     def stop_all() -> None:
         stop.set()
+        # One deadline for all: each run cancels its prompt at the gateway before it ends, and
+        # on a loaded machine five seconds a thread was once not enough for the last of them.
+        deadline = time.monotonic() + DEMO_STOP_SECONDS
         for thread in threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     return stop_all
