@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 
 from app.protocol import PromptRecord
 from app.protocol.strings import ENGLISH, PERSIAN, Strings
-
-RECOMMENDED_SUFFIX = "(recommended)"
+from app.protocol.text import shown_label
 
 
 def language_of(accept_language: str | None) -> str:
@@ -118,11 +117,10 @@ def _e(text: str) -> str:
 
 
 def _label_parts(label: str, strings: Strings) -> str:
-    """An agent's "(Recommended)" becomes a badge; the label itself goes back unchanged."""
-    shown, badge = label, ""
-    if label.lower().rstrip().endswith(RECOMMENDED_SUFFIX):
-        shown = label[: label.lower().rstrip().rfind(RECOMMENDED_SUFFIX)].rstrip()
-        badge = f'<span class="badge">{_e(strings("recommended"))}</span>'
+    """An agent's "(Recommended)" becomes a badge, as in the app; the label itself goes back
+    unchanged."""
+    shown, recommended = shown_label(label)
+    badge = f'<span class="badge">{_e(strings("recommended"))}</span>' if recommended else ""
     return f'<span class="label" dir="auto">{_e(shown)}</span>{badge}'
 
 

@@ -93,6 +93,18 @@ _RTL_BIDI = {"R", "AL"}
 _LTR_BIDI = {"L"}
 
 
+RECOMMENDED_SUFFIX = "(Recommended)"
+
+
+def shown_label(label: str) -> tuple[str, bool]:
+    """The label as shown, and whether the agent recommended it (the spec's suffix). The answer
+    still carries the label exactly as the agent sent it."""
+    stripped = label.rstrip()
+    if stripped.endswith(RECOMMENDED_SUFFIX) and stripped != RECOMMENDED_SUFFIX:
+        return stripped[: -len(RECOMMENDED_SUFFIX)].rstrip(), True
+    return label, False
+
+
 def is_rtl(text: str) -> bool:
     """True when the first strong directional character is right-to-left (Persian, Arabic)."""
     for ch in text:

@@ -12,22 +12,13 @@ from app.device import TimelineItem
 from app.protocol import Question, is_rtl
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
+from app.protocol.text import shown_label
 
 from .screen import Screen
 from .state import ClockContext, scroll_key
 from .theme import TAP
 
-RECOMMENDED_SUFFIX = "(Recommended)"
 URGENT_SECONDS = 60
-
-
-def shown_label(label: str) -> tuple[str, bool]:
-    """The label as shown, and whether the agent recommended it (the spec's suffix). The answer
-    still carries the label exactly as the agent sent it."""
-    stripped = label.rstrip()
-    if stripped.endswith(RECOMMENDED_SUFFIX) and stripped != RECOMMENDED_SUFFIX:
-        return stripped[: -len(RECOMMENDED_SUFFIX)].rstrip(), True
-    return label, False
 
 
 @ft.component

@@ -11,7 +11,7 @@ from app.device import DeviceCore, DisplayStatus, LocalStore, ServerClock, Timel
 from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
-from app.ui.card import shown_label
+from app.protocol.text import shown_label
 from app.ui.screen import UNDO_SECONDS, Screen, shortcut
 from app.ui.summary import shorten, summary_lines
 
