@@ -29,6 +29,7 @@ from app.protocol import (
 
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
+from .devices import secret_hash  # what the store keeps of an answer link, as of a code
 from .feed import EventFeed
 from .ids import new_prompt_id
 from .store import PromptStore
@@ -39,11 +40,6 @@ LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOC
 
 def new_link_token() -> str:
     return secrets.token_urlsafe(LINK_TOKEN_BYTES)
-
-
-def link_hash(token: str) -> str:
-    """What the store keeps of an answer link: random tokens need no slow hash."""
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 def fingerprint(token: str) -> str:
@@ -155,7 +151,7 @@ class Gateway:
         )
         link = new_link_token()
         with self.store.transaction():
-            self.store.insert(record, owner, expires, link_hash(link))
+            self.store.insert(record, owner, expires, secret_hash(link))
             event = self.store.append_event("prompt.created", record, now)
             if key:
                 self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
@@ -235,7 +231,7 @@ class Gateway:
 
     def prompt_of_link(self, token: str) -> PromptRecord | None:
         """The prompt an answer link is bound to (as it stands now), or None."""
-        prompt_id = self.store.prompt_of_link(link_hash(token))
+        prompt_id = self.store.prompt_of_link(secret_hash(token))
         return self.get(prompt_id) if prompt_id is not None else None
 
     def answer_by_link(self, token: str, answers: dict[str, Any], attempt: str) -> dict[str, Any]:
@@ -244,18 +240,18 @@ class Gateway:
         request = {"answers": answers}
         return self._decide(
             prompt_id,
-            _device_key(prompt_id, f"link:{link_hash(token)}:{attempt}", "answer", request),
+            _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "answer", request),
             ResolvedBy(kind="link"),
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
     def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
         prompt_id = self._link_prompt_id(token)
-        key = _device_key(prompt_id, f"link:{link_hash(token)}:{attempt}", "dismiss", {})
+        key = _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "dismiss", {})
         return self._decide(prompt_id, key, ResolvedBy(kind="link"))
 
     def _link_prompt_id(self, token: str) -> str:
-        prompt_id = self.store.prompt_of_link(link_hash(token))
+        prompt_id = self.store.prompt_of_link(secret_hash(token))
         if prompt_id is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such answer link")
         return prompt_id
