@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import parse_qs, parse_qsl
+from urllib.parse import parse_qs
 
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
@@ -60,7 +60,7 @@ from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
 from .remote_mcp import CALLER_KEY, RemoteMcp
-from .routing import Call, Endpoint, Router, header
+from .routing import Call, Endpoint, Router, header, query_params
 from .service import Gateway
 from .store import PRUNE_BATCH, PromptStore
 
@@ -299,7 +299,7 @@ def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState])
 
 def _choice_state(call: Call, record: PromptRecord) -> PageState:
     """`?choose=N`: 1-based, for a prompt of one single-select question; else ignored."""
-    value = dict(parse_qsl(call.scope.get("query_string", b"").decode("latin-1"))).get("choose")
+    value = query_params(call.scope).get("choose")
     [first, *more] = record.questions
     if value is None or more or first.multi_select or not value.isascii() or not value.isdigit():
         return PageState()

@@ -276,7 +276,7 @@ class Router:
         if endpoint.query is not None:
             key = (endpoint.query, scope.get("query_string", b""))
             if (query := self._queries.get(key)) is None:
-                query = parse_model(endpoint.query, _query(scope), endpoint.invalid_code)
+                query = parse_model(endpoint.query, query_params(scope), endpoint.invalid_code)
                 if len(self._queries) >= _QUERY_CACHE_SIZE:
                     self._queries.clear()
                 self._queries[key] = query
@@ -302,5 +302,6 @@ def header(scope: dict, name: bytes) -> str | None:
     return None
 
 
-def _query(scope: dict) -> dict[str, str]:
+def query_params(scope: dict) -> dict[str, str]:
+    """The query string's parameters (the last of a repeated name)."""
     return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
