@@ -141,17 +141,18 @@ class AskUserTool:
         except BaseException:
             # Cancelled by the client, its connection closed, or the server is stopping: the
             # last call waiting on the prompt takes it off the person's phone.
-            await self._let_go(where, waiting)
+            await self._let_go(waiting)
             raise
         if result is None:  # its stream was lost and no call came back for the prompt
-            await self._let_go(where, waiting)
+            await self._let_go(waiting)
             return {"status": "no_answer", "reason": "cancelled"}
         return result
 
     @staticmethod
-    async def _let_go(where: Asking, waiting: _Waiting) -> None:
+    async def _let_go(waiting: _Waiting) -> None:
+        """The last call waiting on a prompt takes it off the person's phone."""
         if waiting.callers == 1:
-            await asking.despite_cancel(where.asker.cancel(waiting.prompt_id))
+            await asking.despite_cancel(waiting.asker.cancel(waiting.prompt_id))
 
     async def cancel_all(self) -> None:
         """Cancel every prompt a call waits on (the server is being stopped)."""
