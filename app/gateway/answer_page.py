@@ -17,6 +17,8 @@ from app.protocol import PromptRecord
 from app.protocol.strings import ENGLISH, PERSIAN, Strings
 from app.protocol.text import shown_label
 
+LINK_PATH = "/a/{token}"  # an answer link: the route, the page's form and the notifications
+
 
 def language_of(accept_language: str | None) -> str:
     """Persian when the browser prefers it to English, else English (`Accept-Language`)."""

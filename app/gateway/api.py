@@ -48,7 +48,7 @@ from app.protocol import (
 from app.protocol.selection import QuestionAnswer
 from app.protocol.strings import Strings
 
-from .answer_page import PageState, language_of, render, security_headers
+from .answer_page import LINK_PATH, PageState, language_of, render, security_headers
 from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
@@ -265,7 +265,7 @@ def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState])
     strings = Strings(language_of(header(call.scope, b"accept-language")))
     gateway, token = call.gateway, call.params["token"]
     guesses, now = call.state.link_guesses, gateway.clock.now_ms()
-    action = f"/a/{token}"
+    action = LINK_PATH.format(token=token)
     record = gateway.prompt_of_link(token)
     status, state = 200, PageState()
     try:
@@ -450,11 +450,11 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     ),
     # answer links
     Endpoint(
-        "GET", "/a/{token}", answer_page, None, "The answer page of a link", "links",
+        "GET", LINK_PATH, answer_page, None, "The answer page of a link", "links",
         response="html", errors=(404, 429),
     ),
     Endpoint(
-        "POST", "/a/{token}", answer_from_page, None, "Answer or dismiss from the page",
+        "POST", LINK_PATH, answer_from_page, None, "Answer or dismiss from the page",
         "links", response="html", errors=(404, 409, 422, 429),
     ),
     # devices and pairing

@@ -22,6 +22,8 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.protocol import PromptRecord, prompt_link
 
+from .answer_page import LINK_PATH
+
 log = logging.getLogger("ask_user.gateway.notify")
 
 _QUEUE_LIMIT = 1000  # per notifier: past this, announcements are dropped (and logged)
@@ -31,7 +33,7 @@ NTFY_MAX_ONE_TAP_OPTIONS = 3  # ntfy shows at most three actions
 
 
 def answer_link(public_url: str, token: str) -> str:
-    return f"{public_url.rstrip('/')}/a/{token}"
+    return public_url.rstrip("/") + LINK_PATH.format(token=token)
 
 
 @dataclass(frozen=True)
