@@ -1,13 +1,11 @@
 """Answer links, black-box: `python -m app gateway --public-url …` with ASK_USER_NOTIFY at two
-local stand-ins (Apprise's json:// to a receiver, and an ntfy server that records what it is
-published), then the link and the notification's buttons used as a browser and ntfy would."""
+local receivers (one for Apprise's json://, one standing in for the ntfy server that the
+gateway publishes to), then the link and the notification's buttons used as a browser and
+ntfy would."""
 
 from __future__ import annotations
 
-import json
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -28,40 +26,13 @@ SEVERAL = [
 ]
 
 
-class NtfyStandIn:
-    """What an ntfy server is published: the JSON bodies POSTed to its root, with headers."""
-
-    def __init__(self) -> None:
-        published = self.published = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length))
-                published.append((self.path, dict(self.headers), body))
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.end_headers()
-                self.wfile.write(b'{"id":"m1"}')
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"ntfy://tk_secret@127.0.0.1:{self.server.server_address[1]}/asks"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def linked(tmp_path):
-    receiver, ntfy = Receiver(), NtfyStandIn()
+    receiver, ntfy = Receiver(), Receiver()  # the second as an ntfy server
+    ntfy_url = ntfy.url_as("ntfy://tk_secret@", "/asks")
     gateway = GatewayProcess(tmp_path / "data", extra_env={})
     gateway.extra_args = ["--public-url", gateway.url]
-    gateway.extra_env = {"ASK_USER_NOTIFY": f"{receiver.url} {ntfy.url}"}
+    gateway.extra_env = {"ASK_USER_NOTIFY": f"{receiver.url} {ntfy_url}"}
     gateway.start()
     yield gateway, receiver, ntfy
     gateway.kill()
@@ -119,8 +90,8 @@ def test_the_notification_carries_the_link_and_a_get_never_decides(linked):
 def test_an_ntfy_button_answers_with_one_tap_and_a_second_changes_nothing(linked):
     gateway, _, ntfy = linked
     prompt = _ask(gateway)
-    wait_until(lambda: ntfy.published, timeout=20)
-    path, headers, message = ntfy.published[-1]
+    wait_until(lambda: ntfy.requests, timeout=20)
+    path, headers, message = ntfy.requests[-1]
     assert path == "/" and message["topic"] == "asks"
     assert headers["Authorization"] == "Bearer tk_secret"
     assert [a["label"] for a in message["actions"]] == ["Staging (Recommended)", "Production"]
@@ -143,8 +114,8 @@ def test_an_ntfy_button_answers_with_one_tap_and_a_second_changes_nothing(linked
 def test_the_form_names_what_is_missing_then_answers_with_the_persons_words(linked):
     gateway, _, ntfy = linked
     prompt = _ask(gateway, SEVERAL)
-    wait_until(lambda: ntfy.published, timeout=20)
-    [view] = ntfy.published[-1][2]["actions"]
+    wait_until(lambda: ntfy.requests, timeout=20)
+    [view] = ntfy.requests[-1][2]["actions"]
     assert view["action"] == "view"  # two questions: the page, not one tap
     link = view["url"]
     form = {"attempt": "a1", "action": "answer", "q.deploy_target": "Production"}

@@ -13,24 +13,33 @@ from tests.support import AGENT_TOKEN, GatewayProcess, client, prompt_body, wait
 
 
 class Receiver:
-    """An HTTP endpoint that records what Apprise's json:// notifier posts."""
+    """An HTTP endpoint that records the JSON posted to it: by Apprise's json:// notifier
+    (`url`), or, as an ntfy server, what the gateway publishes (`url_as("ntfy://tk_…@", "/t")`).
+    `received` holds the bodies, `requests` each one's path and headers too."""
 
     def __init__(self) -> None:
-        received = self.received = []
+        received, requests = self.received, self.requests = [], []
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                received.append(json.loads(self.rfile.read(length)))
+                body = json.loads(self.rfile.read(length))
+                received.append(body)
+                requests.append((self.path, dict(self.headers), body))
                 self.send_response(200)
+                self.send_header("content-type", "application/json")
                 self.end_headers()
+                self.wfile.write(b'{"id":"m1"}')  # what ntfy answers; Apprise ignores it
 
             def log_message(self, *args) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"json://127.0.0.1:{self.server.server_address[1]}/hook"
+        self.url = self.url_as("json://", "/hook")
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def url_as(self, scheme_and_user: str, path: str) -> str:
+        return f"{scheme_and_user}127.0.0.1:{self.server.server_address[1]}{path}"
 
     def close(self) -> None:
         self.server.shutdown()
