@@ -18,6 +18,8 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 
 from app import __version__
 from app.protocol import (
+    DEFAULT_PERSON_ID,
+    AgentToken,
     AnswerRequest,
     CancelRequest,
     CreatePromptRequest,
@@ -34,6 +36,9 @@ from app.protocol import (
     Pairing,
     PairingRequest,
     PendingResult,
+    Person,
+    PersonList,
+    PersonRequest,
     PromptList,
     PromptRecord,
     ProtocolError,
@@ -59,6 +64,7 @@ from .guesses import Guesses
 from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
+from .people import People, PersonRow
 from .remote_mcp import CALLER_KEY, RemoteMcp
 from .routing import Call, Endpoint, Router, header, query_params
 from .service import Gateway
@@ -85,7 +91,7 @@ def openapi(call: Call) -> Response:
 def create_prompt(call: Call) -> Response:
     """201 with the new record, or 200 with the one an earlier try of this requestId made."""
     ensure_main_session(call.body)
-    record, created = call.gateway.create(call.owner, call.body)
+    record, created = call.gateway.create(call.owner, call.person, call.body)
     return JSONResponse(record.to_wire(), status_code=201 if created else 200)
 
 
@@ -122,6 +128,7 @@ def list_prompts(call: Call) -> Response:
     gateway, query = call.gateway, call.query
     gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
     records = gateway.store.list_json(
+        person=call.person,
         pending_only=query.status == "pending",
         session_key=query.session_key,
         limit=query.limit,
@@ -138,27 +145,30 @@ def list_prompts(call: Call) -> Response:
 
 def get_prompt(call: Call) -> dict:
     """One prompt's record."""
-    return call.gateway.get(call.params["prompt_id"]).to_wire()
+    return call.gateway.get(call.params["prompt_id"], call.person).to_wire()
 
 
 def prompt_text(call: Call) -> Response:
     """The prompt as readable text, for channels without buttons."""
     return PlainTextResponse(
-        render_prompt_text(call.gateway.get(call.params["prompt_id"]).questions)
+        render_prompt_text(call.gateway.get(call.params["prompt_id"], call.person).questions)
     )
 
 
 def events(call: Call) -> Response | Parked:
-    """The long-poll: events after the cursor, at once or when the next one is appended; 401
-    at once when the device is revoked meanwhile."""
+    """The long-poll: events after the cursor, at once or when the next one is appended (only
+    the events of the device's person); 401 at once when the device is revoked meanwhile."""
+    # A parked poll is answered with the page shared by every poll parked at its cursor;
+    # thousands wait at once, each holding only what its Parked keeps (#8).
     gateway, query = call.gateway, call.query
-    cursor, limit = _cursor(query.after, gateway), query.limit
-    if gateway.store.last_seq <= cursor:
-        # Thousands wait at once: each holds only what its Parked keeps (#8).
-        parked = gateway.feed.park(cursor, limit, query.wait, call.caller, call.auth.still_valid)
-        if parked is not None:
-            return parked  # answered with the page shared by every poll parked at this cursor
-    return gateway.feed.page(cursor, limit)
+    return gateway.feed.poll(
+        call.person,
+        _cursor(query.after, gateway),
+        query.limit,
+        query.wait,
+        call.caller,
+        call.auth.still_valid,
+    )
 
 
 def _cursor(value: str | None, gateway: Gateway) -> int:
@@ -178,21 +188,23 @@ def answer_prompt(call: Call) -> dict:
     """First answer wins; the same idempotencyKey again gets the original 200."""
     body: AnswerRequest = call.body
     return call.gateway.answer(
-        call.params["prompt_id"], body.answers, body.device_id, body.idempotency_key
+        call.params["prompt_id"], call.person, body.answers, body.device_id, body.idempotency_key
     )
 
 
 def dismiss_prompt(call: Call) -> dict:
     """The person declined: the agent gets no_answer."""
     body: DismissRequest = call.body or DismissRequest()
-    return call.gateway.dismiss(call.params["prompt_id"], body.device_id, body.idempotency_key)
+    return call.gateway.dismiss(
+        call.params["prompt_id"], call.person, body.device_id, body.idempotency_key
+    )
 
 
 def reply_to_prompt(call: Call) -> dict:
     """A plain-text reply from a channel, read by the contract's rules."""
     body: ReplyRequest = call.body
     return call.gateway.reply(
-        call.params["prompt_id"], body.text, body.device_id, body.idempotency_key
+        call.params["prompt_id"], call.person, body.text, body.device_id, body.idempotency_key
     )
 
 
@@ -338,7 +350,10 @@ def _form_selection(record: PromptRecord, form: dict[str, list[str]]) -> dict[st
 def create_pairing(call: Call) -> dict:
     """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
     body: PairingRequest = call.body or PairingRequest()
-    code, expires_ms = call.auth.registry.new_pairing(body.name, call.gateway.clock.now_ms())
+    person = call.auth.people.require(body.person_id or DEFAULT_PERSON_ID, "personId")
+    code, expires_ms = call.auth.registry.new_pairing(
+        body.name, call.gateway.clock.now_ms(), person.id
+    )
     url = body.gateway_url or call.state.config.public_url or call.own_url
     return Pairing(
         code=code, expires_at=to_datetime(expires_ms), link=pair_link(url, code)
@@ -362,6 +377,7 @@ def list_devices(call: Call) -> dict:
             DeviceInfo(
                 device_id=d.id,
                 name=d.name,
+                person_id=d.person,
                 created_at=to_datetime(d.created_ms),
                 last_seen_at=to_datetime(d.last_seen_ms) if d.last_seen_ms else None,
             )
@@ -378,6 +394,46 @@ def revoke_device(call: Call) -> Response:
     call.gateway.feed.device_revoked(device_id)
     log.info("revoked device %s", device_id)
     return Response(status_code=204)
+
+
+# ---- people (admin) ----------------------------------------------------------------------------
+
+
+def _person(row: PersonRow) -> Person:
+    created = to_datetime(row.created_ms) if row.created_ms is not None else None
+    return Person(person_id=row.id, name=row.name, created_at=created)
+
+
+def add_person(call: Call) -> dict:
+    """A person of the team: their agents' prompts reach only their devices."""
+    body: PersonRequest = call.body
+    person = call.auth.people.add(body.name, call.gateway.clock.now_ms())
+    log.info("added person %s", person.id)
+    return _person(person).to_wire()
+
+
+def list_people(call: Call) -> dict:
+    """Everyone, the default person (the environment's and tokens.json's tokens) first."""
+    return PersonList(people=[_person(row) for row in call.auth.people.all()]).to_wire()
+
+
+def remove_person(call: Call) -> Response:
+    """Their pending prompts are cancelled (their agents stop waiting), then their agent
+    tokens and devices stop at once: a long-poll parked by one of them ends with 401."""
+    person_id, people = call.params["person_id"], call.auth.people
+    people.removable(person_id)
+    call.gateway.cancel_person(person_id, reason="person-removed")
+    for device_id in people.remove(person_id, call.auth.registry):
+        call.gateway.feed.device_revoked(device_id)
+    log.info("removed person %s", person_id)
+    return Response(status_code=204)
+
+
+def new_agent_token(call: Call) -> dict:
+    """One more agent token of the person: shown only here, stored hashed."""
+    person_id = call.params["person_id"]
+    token = call.auth.people.new_agent_token(person_id, call.gateway.clock.now_ms())
+    return AgentToken(token=token, person_id=person_id).to_wire()
 
 
 # ---- the table -------------------------------------------------------------------------------
@@ -474,6 +530,23 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         "DELETE", "/v1/devices/{device_id}", revoke_device, "admin", "Revoke a device", "admin",
         status=204, errors=(404,),
     ),
+    # people
+    Endpoint(
+        "POST", "/v1/people", add_person, "admin", "Add a person", "admin",
+        status=201, response=Person, errors=(409,), body=PersonRequest,
+    ),
+    Endpoint(
+        "GET", "/v1/people", list_people, "admin", "List people", "admin", response=PersonList,
+    ),
+    Endpoint(
+        "DELETE", "/v1/people/{person_id}", remove_person, "admin", "Remove a person", "admin",
+        status=204, errors=(404, 409),
+    ),
+    Endpoint(
+        "POST", "/v1/people/{person_id}/agent-tokens", new_agent_token, "admin",
+        "Make an agent token for a person", "admin", status=201, response=AgentToken,
+        errors=(404,),
+    ),
 )  # fmt: skip
 
 
@@ -540,10 +613,12 @@ class GatewayApp:
                 "expired %d prompt(s) whose deadline passed while the gateway was down", expired
             )
         self.state.gateway = gateway
-        self.state.auth.attach(DeviceRegistry(store.connection), gateway.clock.now_ms)
+        self.state.auth.attach(
+            DeviceRegistry(store.connection), People(store.connection), gateway.clock.now_ms
+        )
         announcer = _announcer(config, self.own_url)
         if announcer is not None:
-            gateway.on_created = announcer.announce
+            gateway.on_created = _default_persons(announcer.announce)
             self._stop.append(announcer.close)
         retention = asyncio.get_running_loop().create_task(_retain(gateway, config))
         self._stop += [retention.cancel, gateway.stop, store.close]
@@ -574,6 +649,17 @@ def _announcer(config: GatewayConfig, own_url: str) -> Announcer | None:
         return None
     log.info("announcing new prompts to %d notifier(s)", announcer.targets)
     return announcer
+
+
+def _default_persons(announce: Callable[[PromptRecord, str], None]) -> Callable[..., None]:
+    """The notifiers named in the environment are the default person's, like its tokens: a
+    colleague's prompt is not announced on them."""
+
+    def announced(record: PromptRecord, person: str, link: str) -> None:
+        if person == DEFAULT_PERSON_ID:
+            announce(record, link)
+
+    return announced
 
 
 async def _retain(gateway: Gateway, config: GatewayConfig) -> None:

@@ -1,4 +1,5 @@
-"""Bearer tokens and their roles: named tokens compared in constant time, paired devices by hash."""
+"""Bearer tokens, their roles and their people: named tokens compared in constant time (they
+belong to the default person), paired devices and minted agent tokens by hash."""
 
 from __future__ import annotations
 
@@ -7,21 +8,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from app.protocol import ErrorCode, ProtocolError
+from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError
 
 from .config import Tokens
 from .devices import DeviceRegistry
+from .people import People
 
 Role = Literal["agent", "device", "admin"]
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who a request comes from: its token, role, and the paired device it belongs to, if any."""
+    """Who a request comes from: its token, role, person (whose prompts it may reach), and the
+    paired device it is, if any."""
 
     token: str
     role: Role
     device_id: str | None = None
+    person: str = DEFAULT_PERSON_ID
 
 
 class Authenticator:
@@ -34,6 +38,7 @@ class Authenticator:
         # Each named token's Caller is made once: a device polls once per event (#16).
         self._tokens = [(token.encode(), Caller(token, role)) for token, role in named]
         self.devices: DeviceRegistry | None = None
+        self._people: People | None = None
         self.now_ms: Callable[[], int] = lambda: 0
 
     @property
@@ -42,9 +47,15 @@ class Authenticator:
         assert self.devices is not None, "the gateway has not started"
         return self.devices
 
-    def attach(self, devices: DeviceRegistry, now_ms: Callable[[], int]) -> None:
-        """Paired devices join the named tokens once the store is open."""
-        self.devices, self.now_ms = devices, now_ms
+    @property
+    def people(self) -> People:
+        """People and their agent tokens (attached at start-up, before any request)."""
+        assert self._people is not None, "the gateway has not started"
+        return self._people
+
+    def attach(self, devices: DeviceRegistry, people: People, now_ms: Callable[[], int]) -> None:
+        """Paired devices and minted agent tokens join the named tokens once the store is open."""
+        self.devices, self._people, self.now_ms = devices, people, now_ms
 
     def caller(self, token: str) -> Caller | None:
         given = token.encode()
@@ -54,9 +65,11 @@ class Authenticator:
                 found = named
         if found is not None:
             return found
-        if self.devices is not None and (device_id := self.devices.device_of(token)):
-            self.devices.seen(device_id, self.now_ms())
-            return Caller(token, "device", device_id)
+        if self.devices is not None and (device := self.devices.device_of(token)):
+            self.devices.seen(device[0], self.now_ms())
+            return Caller(token, "device", device[0], device[1])
+        if self._people is not None and (person := self._people.person_of_agent_token(token)):
+            return Caller(token, "agent", None, person)
         return None
 
     def require(self, authorization: str | None, role: Role) -> Caller:

@@ -1,7 +1,8 @@
 """Paired devices and pairing codes, in the gateway's SQLite file; only hashes of secrets kept.
 
 A device token is looked up by its SHA-256 in memory (no SQL on a request's path); the table is
-the durable copy. A device's `lastSeenAt` is written at most once a minute.
+the durable copy. A device's `lastSeenAt` is written at most once a minute. Each device, and
+each code, belongs to a person (PROTOCOL.md v1.3): the default one unless the code says.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import secrets
 import sqlite3
 from dataclasses import dataclass
 
-from app.protocol import ErrorCode, ProtocolError, limits, normalize_code
+from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError, limits, normalize_code
 from app.protocol.pairing import CODE_ALPHABET, CODE_LENGTH
 
 from .guesses import Guesses
@@ -37,6 +38,7 @@ CREATE TABLE IF NOT EXISTS pairings (
 );
 """
 _SEEN_WRITE_EVERY_MS = 60_000
+_PERSON_COLUMN = f"person_id TEXT NOT NULL DEFAULT '{DEFAULT_PERSON_ID}'"
 
 
 def secret_hash(secret: str) -> str:
@@ -55,6 +57,7 @@ class Device:
     name: str
     created_ms: int
     last_seen_ms: int | None
+    person: str
 
 
 class DeviceRegistry:
@@ -63,10 +66,17 @@ class DeviceRegistry:
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
         self._db.executescript(SCHEMA)
-        self._by_hash: dict[str, str] = dict(
-            self._db.execute("SELECT token_hash, id FROM devices").fetchall()
-        )
-        self._active: set[str] = set(self._by_hash.values())
+        for table in ("devices", "pairings"):  # files from before people
+            if "person_id" not in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}:
+                db.execute(f"ALTER TABLE {table} ADD COLUMN {_PERSON_COLUMN}")
+        # token hash → (device id, its person)
+        self._by_hash: dict[str, tuple[str, str]] = {
+            token_hash: (device_id, person)
+            for token_hash, device_id, person in db.execute(
+                "SELECT token_hash, id, person_id FROM devices"
+            )
+        }
+        self._active: set[str] = {device_id for device_id, _ in self._by_hash.values()}
         self._seen: dict[str, int] = {}  # device id → last time written to the table
         self._guesses = Guesses("pairing codes")
         self._wrong_guesses = 0  # since start, from anywhere
@@ -74,7 +84,8 @@ class DeviceRegistry:
 
     # ---- tokens --------------------------------------------------------------------------
 
-    def device_of(self, token: str) -> str | None:
+    def device_of(self, token: str) -> tuple[str, str] | None:
+        """The device a token is, and its person."""
         return self._by_hash.get(secret_hash(token))
 
     def is_active(self, device_id: str) -> bool:
@@ -96,16 +107,18 @@ class DeviceRegistry:
 
     # ---- pairing -------------------------------------------------------------------------
 
-    def new_pairing(self, name: str | None, now_ms: int) -> tuple[str, int]:
-        """A fresh single-use code and when it expires."""
+    def new_pairing(
+        self, name: str | None, now_ms: int, person: str = DEFAULT_PERSON_ID
+    ) -> tuple[str, int]:
+        """A fresh single-use code for a device of `person`, and when it expires."""
         code = new_code()
         expires_ms = now_ms + limits.PAIRING_CODE_SECONDS * 1000
         with immediate(self._db):
             self._db.execute("DELETE FROM pairings WHERE expires_ms < ?", (now_ms,))
             self._db.execute(
-                "INSERT INTO pairings (code_hash, name, created_ms, expires_ms) "
-                "VALUES (?, ?, ?, ?)",
-                (secret_hash(code), name, now_ms, expires_ms),
+                "INSERT INTO pairings (code_hash, name, created_ms, expires_ms, person_id) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (secret_hash(code), name, now_ms, expires_ms, person),
             )
         self._guesses_before[secret_hash(code)] = self._wrong_guesses
         return code, expires_ms
@@ -123,26 +136,26 @@ class DeviceRegistry:
         spent = False
         with immediate(self._db):
             row = self._db.execute(
-                "SELECT name FROM pairings WHERE code_hash = ? AND used_ms IS NULL "
+                "SELECT name, person_id FROM pairings WHERE code_hash = ? AND used_ms IS NULL "
                 "AND expires_ms > ?",
                 (code_hash, now_ms),
             ).fetchone()
             guessed = self._wrong_guesses - self._guesses_before.get(code_hash, 0)
             spent = row is not None and guessed >= limits.MAX_WRONG_GUESSES_PER_CODE
             if row is not None and not spent:
-                device = Device(
-                    "dv_" + secrets.token_urlsafe(9), name or row[0] or "Device", now_ms, None
-                )
+                device_id = "dv_" + secrets.token_urlsafe(9)
+                device = Device(device_id, name or row[0] or "Device", now_ms, None, row[1])
                 self._db.execute(
                     "UPDATE pairings SET used_ms = ? WHERE code_hash = ?", (now_ms, code_hash)
                 )
                 self._db.execute(
-                    "INSERT INTO devices (id, name, token_hash, created_ms) VALUES (?, ?, ?, ?)",
-                    (device.id, device.name, secret_hash(token), now_ms),
+                    "INSERT INTO devices (id, name, token_hash, created_ms, person_id) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (device.id, device.name, secret_hash(token), now_ms, device.person),
                 )
         if device is not None:
             self._guesses_before.pop(code_hash, None)
-            self._by_hash[secret_hash(token)] = device.id
+            self._by_hash[secret_hash(token)] = (device.id, device.person)
             self._active.add(device.id)
             return device, token
         if spent:
@@ -168,7 +181,8 @@ class DeviceRegistry:
 
     def devices(self) -> list[Device]:
         rows = self._db.execute(
-            "SELECT id, name, created_ms, last_seen_ms FROM devices ORDER BY created_ms, id"
+            "SELECT id, name, created_ms, last_seen_ms, person_id FROM devices "
+            "ORDER BY created_ms, id"
         )
         return [Device(*row) for row in rows]
 
@@ -177,7 +191,21 @@ class DeviceRegistry:
         A store that cannot take it answers 503 and the token still works: retry."""
         with immediate(self._db):
             gone = self._db.execute("DELETE FROM devices WHERE id = ?", (device_id,)).rowcount
-        self._by_hash = {h: d for h, d in self._by_hash.items() if d != device_id}
-        self._active.discard(device_id)
-        self._seen.pop(device_id, None)
+        self.forget({device_id})
         return bool(gone)
+
+    def delete_person(self, person: str) -> set[str]:
+        """Within the caller's transaction: the person's devices and unused codes go; the ids of
+        the devices, to `forget` once it has committed."""
+        rows = self._db.execute("SELECT id FROM devices WHERE person_id = ?", (person,))
+        gone = {row[0] for row in rows}
+        self._db.execute("DELETE FROM devices WHERE person_id = ?", (person,))
+        self._db.execute("DELETE FROM pairings WHERE person_id = ?", (person,))
+        return gone
+
+    def forget(self, device_ids: set[str]) -> None:
+        """The devices' tokens stop working now (their rows are gone)."""
+        self._by_hash = {h: d for h, d in self._by_hash.items() if d[0] not in device_ids}
+        self._active -= device_ids
+        for device_id in device_ids:
+            self._seen.pop(device_id, None)

@@ -1,12 +1,13 @@
 """The event feed: the log's newest events in memory, and the device polls parked at its head.
 
 Every device polls at the same cursor, the head, so an event wakes them all at once. With one
-page built per (cursor, limit) and shared by every poll parked there, a new event costs one
+page built per (person, cursor, limit) and shared by every poll parked there, a new event costs one
 JSON page and a callback per device, not a SQL query and a response built per device (#14,
 #16: 1,000 subscribed devices once cost 150-200 µs of CPU each per event). A parked poll is a
 `Parked` (no task, no future): the connection answers it with the shared page's bytes. Events
 are added only after their transaction committed, so nothing is served that the store does
-not hold.
+not hold. A device hears only of its person's prompts (PROTOCOL.md v1.3): an event wakes the
+polls of its person, and a page skips other people's events (its cursor moves past them).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class Parked(Later):
     def __init__(
         self,
         feed: EventFeed,
-        key: tuple[int, int],
+        key: tuple[str, int, int],  # person, cursor, limit
         tick: int,
         caller: Any,
         check: Callable[[Any], None],
@@ -86,7 +87,8 @@ class EventFeed:
         self.store = store
         self.server_time = server_time
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
-        self._parked: dict[tuple[int, int], set[Parked]] = {}
+        # person → (person, cursor, limit) → the polls parked there
+        self._parked: dict[str, dict[tuple[str, int, int], set[Parked]]] = {}
         self._of_device: dict[str, set[Parked]] = {}
         self._expiring: dict[int, set[Parked]] = {}  # by tick
         self._closing = False  # the gateway is stopping: nothing parks any more
@@ -95,44 +97,63 @@ class EventFeed:
     @property
     def parked(self) -> int:
         """Device polls waiting for the next event."""
-        return sum(len(group) for group in self._parked.values())
+        return sum(len(group) for groups in self._parked.values() for group in groups.values())
 
     # ---- serving -----------------------------------------------------------------------
 
-    def page(self, cursor: int, limit: int) -> Response:
-        """Events after `cursor` (at most `limit`), from memory when the feed still holds them."""
+    def poll(
+        self,
+        person: str,
+        cursor: int,
+        limit: int,
+        wait: float,
+        caller: Any,
+        check: Callable[[Any], None],
+    ) -> Response | Parked:
+        """A long-poll: `person`'s events after `cursor` now, or, with none and `wait` > 0, a
+        poll to park at the head for at most `wait` seconds (it parks once attached)."""
+        found, head = self._after(person, cursor, limit)
+        if found or wait <= 0 or self._closing:
+            return self._page(found, head)
+        tick = math.ceil((self._loop.time() + wait) / TICK_SECONDS)
+        return Parked(self, (person, head, limit), tick, caller, check)
+
+    def page(self, person: str, cursor: int, limit: int) -> Response:
+        """`person`'s events after `cursor` (at most `limit`), and the cursor to poll from."""
+        return self._page(*self._after(person, cursor, limit))
+
+    def _after(self, person: str, cursor: int, limit: int) -> tuple[list[StoredEvent], int]:
+        """The events, from memory when the feed still holds them, and the next cursor: past
+        other people's events too, so a device never reads them again."""
         recent = self._recent
         if cursor >= self.store.last_seq:
+            return [], cursor
+        if recent and cursor >= recent[0].seq - 1:
             found: list[StoredEvent] = []
-        elif recent and cursor >= recent[0].seq - 1:
-            start = cursor - recent[0].seq + 1  # seqs are consecutive within the feed
-            found = [recent[i] for i in range(max(start, 0), min(start + limit, len(recent)))]
-        else:
-            found = self.store.events_after(cursor, limit)
+            for index in range(max(cursor - recent[0].seq + 1, 0), len(recent)):
+                event = recent[index]  # seqs are consecutive within the feed
+                if event.person == person:
+                    found.append(event)
+                    if len(found) == limit:
+                        return found, event.seq
+            return found, recent[-1].seq
+        found = self.store.events_after(cursor, limit, person)
+        return found, found[-1].seq if len(found) == limit else self.store.last_seq
+
+    def _page(self, found: list[StoredEvent], next_cursor: int) -> Response:
         items = ",".join(
             f'{{"seq":{e.seq},"type":"{e.type}","prompt":{e.record_json}}}' for e in found
         )
-        next_cursor = found[-1].seq if found else cursor
         body = (
             f'{{"events":[{items}],"cursor":"{next_cursor}","serverTime":"{self.server_time()}"}}'
         )
         return Response(body, media_type="application/json")
 
-    def park(
-        self, cursor: int, limit: int, wait: float, caller: Any, check: Callable[[Any], None]
-    ) -> Parked | None:
-        """A poll to park at `cursor` for at most `wait` seconds (it parks once attached);
-        None when it must not wait (no wait asked for, or the gateway is stopping)."""
-        if wait <= 0 or self._closing:
-            return None
-        tick = math.ceil((self._loop.time() + wait) / TICK_SECONDS)
-        return Parked(self, (cursor, limit), tick, caller, check)
-
     def _park(self, parked: Parked) -> None:
         if self._closing:
             parked.settle(None)
             return
-        self._parked.setdefault(parked.key, set()).add(parked)
+        self._parked.setdefault(parked.key[0], {}).setdefault(parked.key, set()).add(parked)
         if (device_id := parked.device_id) is not None:
             self._of_device.setdefault(device_id, set()).add(parked)
         expiring = self._expiring.get(parked.tick)
@@ -142,11 +163,14 @@ class EventFeed:
         expiring.add(parked)
 
     def _unpark(self, parked: Parked) -> None:
-        group = self._parked.get(parked.key)
-        if group is not None:
+        groups = self._parked.get(parked.key[0])
+        group = groups.get(parked.key) if groups is not None else None
+        if groups is not None and group is not None:
             group.discard(parked)
             if not group:
-                del self._parked[parked.key]
+                del groups[parked.key]
+                if not groups:
+                    del self._parked[parked.key[0]]
         self._forget(parked)
 
     def _forget(self, parked: Parked) -> None:
@@ -172,11 +196,13 @@ class EventFeed:
         if self._recent and event.seq != self._recent[-1].seq + 1:
             self._recent.clear()  # a gap (events written elsewhere): the store fills it
         self._recent.append(event)
-        parked, self._parked = self._parked, {}
+        parked = self._parked.pop(event.person, None)
+        if parked is None:
+            return
         woken = [
             (poll, page)
-            for (cursor, limit), group in parked.items()
-            for page in (self.page(cursor, limit),)
+            for (person, cursor, limit), group in parked.items()
+            for page in (self.page(person, cursor, limit),)
             for poll in group
         ]
         if woken:  # after what is already due: the agent's result wait, woken first (#16)
@@ -209,6 +235,7 @@ class EventFeed:
         """The gateway is stopping: every parked poll answers now (an empty page), and a poll
         that arrives from now on does not park."""
         self._closing = True
-        for group in list(self._parked.values()):
-            for parked in list(group):
-                parked.answer_now()
+        for groups in list(self._parked.values()):
+            for group in list(groups.values()):
+                for parked in list(group):
+                    parked.answer_now()

@@ -34,12 +34,12 @@ def _asking_error(exc: ProtocolError) -> AskUserError:
 class GatewayAsker:
     """Prompts of one agent token, asked and waited on in the gateway's own process."""
 
-    def __init__(self, gateway: Gateway, owner: str) -> None:
-        self.gateway, self.owner = gateway, owner
+    def __init__(self, gateway: Gateway, owner: str, person: str) -> None:
+        self.gateway, self.owner, self.person = gateway, owner, person
 
     async def create(self, body: dict[str, Any], abort: Any) -> dict[str, Any]:
         try:
-            record, _ = self.gateway.create(self.owner, validate_prompt(body))
+            record, _ = self.gateway.create(self.owner, self.person, validate_prompt(body))
         except ProtocolError as exc:
             raise _asking_error(exc) from None
         return record.to_wire()
@@ -74,7 +74,7 @@ class RemoteMcp:
         session_key = request.headers.get(SESSION_HEADER) or DEFAULT_SESSION_KEY
         owner = fingerprint(caller.token)
         return Asking(
-            GatewayAsker(self.state.gateway, owner),
+            GatewayAsker(self.state.gateway, owner, caller.person),
             session_key,
             owner=owner,
             stream_lost=request.scope.get(STREAM_LOST_KEY),

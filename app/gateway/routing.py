@@ -72,6 +72,13 @@ class Call:
         return fingerprint(self.caller.token)
 
     @property
+    def person(self) -> str:
+        """Whose prompts this caller may reach (PROTOCOL.md v1.3): every store query on a
+        device's or agent's behalf takes it."""
+        assert self.caller is not None
+        return self.caller.person
+
+    @property
     def client_address(self) -> str:
         client = self.scope.get("client")
         return client[0] if client else "unknown"

@@ -96,9 +96,9 @@ class Gateway:
         self.waiters = Waiters()  # agents' result waits
         self.feed = EventFeed(store, self.server_time)  # devices' long-polls
         self.deadlines = DeadlineTimer(self.clock, self.expire_due)
-        # Told of each new prompt and its answer link's token (which only the notification
-        # carries: the gateway keeps its hash).
-        self.on_created: Callable[[PromptRecord, str], None] | None = None
+        # Told of each new prompt, its person and its answer link's token (which only the
+        # notification carries: the gateway keeps its hash).
+        self.on_created: Callable[[PromptRecord, str, str], None] | None = None
 
     # ---- life --------------------------------------------------------------------------
 
@@ -116,17 +116,19 @@ class Gateway:
 
     # ---- agent side --------------------------------------------------------------------
 
-    def create(self, owner: str, request: CreatePromptRequest) -> tuple[PromptRecord, bool]:
-        """A new pending prompt (True), or the one this agent already made with this requestId."""
+    def create(
+        self, owner: str, person: str, request: CreatePromptRequest
+    ) -> tuple[PromptRecord, bool]:
+        """A new pending prompt of `person` (True), or the one this agent already made with this
+        requestId. One pending prompt per session is per person."""
         key = None
         if request.request_id:
             scope = f"create:{owner}:{request.request_id}"
             key = IdempotencyKey.of(scope, "create", request.to_wire())
-        if (seen := self._replayed(key, "requestId")) is not None:
-            record, _ = self.store.get(seen["promptId"]) or (None, None)
-            if record is not None:
-                return self._settled(record), False
-        existing = self.store.pending_in_session(request.session_key, request.agent_id)
+        seen = self._replayed(key, "requestId")
+        if seen is not None and (stored := self.store.get(seen["promptId"])) is not None:
+            return self._settled(stored.record), False
+        existing = self.store.pending_in_session(person, request.session_key, request.agent_id)
         if existing is not None:
             record = self._settled(self._stored(existing))
             if record.is_pending:
@@ -151,21 +153,23 @@ class Gateway:
         )
         link = new_link_token()
         with self.store.transaction():
-            self.store.insert(record, owner, expires, secret_hash(link))
-            event = self.store.append_event("prompt.created", record, now)
+            self.store.insert(
+                record, owner=owner, person=person, expires_ms=expires, link_hash=secret_hash(link)
+            )
+            event = self.store.append_event("prompt.created", record, person=person, now_ms=now)
             if key:
                 self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
         self.deadlines.add(expires, record.id)
         self.feed.committed(event)
         if self.on_created is not None:
-            self.on_created(record, link)  # must not block: the announcer only queues it
+            self.on_created(record, person, link)  # must not block: the announcer only queues it
         return record, True
 
     def owned(self, owner: str, prompt_id: str) -> PromptRecord:
         found = self.store.get(prompt_id)
-        if found is None or found[1] != owner:
+        if found is None or found.owner != owner:
             raise _not_found(prompt_id)  # another agent's prompt is none of this agent's business
-        return self._settled(found[0])
+        return self._settled(found.record)
 
     async def wait_result(self, owner: str, prompt_id: str, wait: float) -> ToolResult | None:
         """The tool result once terminal; None if still pending when `wait` seconds pass."""
@@ -191,17 +195,31 @@ class Gateway:
                 cancelled.append(prompt_id)
         return cancelled
 
+    def cancel_person(self, person: str, reason: str) -> list[str]:
+        """Cancel every pending prompt of a person being removed: their agents stop waiting."""
+        cancelled = []
+        for prompt_id in self.store.pending_of_person(person):
+            record = self._settled(self._stored(prompt_id))
+            if record.is_pending:
+                self._resolve(record, "cancelled", ResolvedBy(kind="system", reason=reason))
+                cancelled.append(prompt_id)
+        return cancelled
+
     # ---- device side -------------------------------------------------------------------
 
-    def get(self, prompt_id: str) -> PromptRecord:
+    def get(self, prompt_id: str, person: str | None) -> PromptRecord:
+        """A prompt as it stands now, when it is `person`'s: another person's prompt is 404,
+        as if it did not exist. `person` None: the caller holds the prompt's answer link,
+        which is the credential."""
         found = self.store.get(prompt_id)
-        if found is None:
+        if found is None or (person is not None and found.person != person):
             raise _not_found(prompt_id)
-        return self._settled(found[0])
+        return self._settled(found.record)
 
     def answer(
         self,
         prompt_id: str,
+        person: str,
         answers: dict[str, Any],
         device_id: str | None,
         idempotency_key: str | None,
@@ -210,18 +228,25 @@ class Gateway:
         request = {"answers": answers, "deviceId": device_id}
         return self._decide(
             prompt_id,
+            person,
             _device_key(prompt_id, idempotency_key, "answer", request),
             ResolvedBy(kind="device", device_id=device_id),
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
     def reply(
-        self, prompt_id: str, text: str, device_id: str | None, idempotency_key: str | None
+        self,
+        prompt_id: str,
+        person: str,
+        text: str,
+        device_id: str | None,
+        idempotency_key: str | None,
     ) -> dict[str, Any]:
         """A plain-text reply, read by the contract's rules, then answered like any answer."""
         request = {"text": text, "deviceId": device_id}
         return self._decide(
             prompt_id,
+            person,
             _device_key(prompt_id, idempotency_key, "reply", request),
             ResolvedBy(kind="device", device_id=device_id),
             lambda record: parse_reply(record.questions, text),
@@ -232,7 +257,7 @@ class Gateway:
     def prompt_of_link(self, token: str) -> PromptRecord | None:
         """The prompt an answer link is bound to (as it stands now), or None."""
         prompt_id = self.store.prompt_of_link(secret_hash(token))
-        return self.get(prompt_id) if prompt_id is not None else None
+        return self.get(prompt_id, None) if prompt_id is not None else None
 
     def answer_by_link(self, token: str, answers: dict[str, Any], attempt: str) -> dict[str, Any]:
         """Like a device's answer; `attempt` names this try (a retry of it is safe)."""
@@ -240,6 +265,7 @@ class Gateway:
         request = {"answers": answers}
         return self._decide(
             prompt_id,
+            None,
             _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "answer", request),
             ResolvedBy(kind="link"),
             lambda record: canonicalize_answers(record.questions, answers),
@@ -248,7 +274,7 @@ class Gateway:
     def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
         prompt_id = self._link_prompt_id(token)
         key = _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "dismiss", {})
-        return self._decide(prompt_id, key, ResolvedBy(kind="link"))
+        return self._decide(prompt_id, None, key, ResolvedBy(kind="link"))
 
     def _link_prompt_id(self, token: str) -> str:
         prompt_id = self.store.prompt_of_link(secret_hash(token))
@@ -257,23 +283,25 @@ class Gateway:
         return prompt_id
 
     def dismiss(
-        self, prompt_id: str, device_id: str | None, idempotency_key: str | None
+        self, prompt_id: str, person: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
         key = _device_key(prompt_id, idempotency_key, "dismiss", {"deviceId": device_id})
-        return self._decide(prompt_id, key, ResolvedBy(kind="device", device_id=device_id))
+        return self._decide(prompt_id, person, key, ResolvedBy(kind="device", device_id=device_id))
 
     def _decide(
         self,
         prompt_id: str,
+        person: str | None,
         key: IdempotencyKey | None,
         resolved_by: ResolvedBy,
         answers_for: Callable[[PromptRecord], dict[str, list[str]]] | None = None,
     ) -> dict[str, Any]:
         """A person's decision: answered (with `answers_for` the record's questions) or
-        dismissed. A retried key gets the original 200 body; first answer wins."""
+        dismissed, on a prompt of `person` (None: by its link). A retried key gets the original
+        200 body; first answer wins."""
+        record = self.get(prompt_id, person)  # first: another person's key says nothing either
         if (seen := self._replayed(key, "idempotencyKey")) is not None:
             return seen
-        record = self.get(prompt_id)
         if not record.is_pending:
             raise _already_resolved(record)
         if answers_for is None:
@@ -295,7 +323,7 @@ class Gateway:
         """A record the store just named (pending in a session, of a run, or due)."""
         found = self.store.get(prompt_id)
         assert found is not None, prompt_id
-        return found[0]
+        return found.record
 
     # ---- deadlines ---------------------------------------------------------------------
 
@@ -334,9 +362,10 @@ class Gateway:
             }
         )
         with self.store.transaction():
-            if not self.store.resolve(resolved, now):
-                raise _already_resolved(self.get(record.id))
-            event = self.store.append_event("prompt.resolved", resolved, now)
+            person = self.store.resolve(resolved, now)
+            if person is None:
+                raise _already_resolved(self.get(record.id, None))
+            event = self.store.append_event("prompt.resolved", resolved, person=person, now_ms=now)
             if key:
                 self.store.remember(key.scope, resolved.to_wire(), key.asked, now)
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.privatefiles import private_file
-from app.protocol import ErrorCode, PromptRecord, ProtocolError
+from app.protocol import DEFAULT_PERSON_ID, ErrorCode, PromptRecord, ProtocolError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -29,8 +29,6 @@ CREATE TABLE IF NOT EXISTS prompts (
     resolved_ms INTEGER,
     record TEXT NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS prompts_one_pending_per_session
-    ON prompts(session_key, agent_id) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS prompts_pending_expiry ON prompts(expires_ms) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS prompts_run ON prompts(owner, run_id) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS prompts_session ON prompts(session_key, n);
@@ -89,11 +87,22 @@ class StoreUnavailable(ProtocolError):
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StoredEvent:
     seq: int
     type: str
     record_json: str
+    person: str = DEFAULT_PERSON_ID  # whose devices hear of it
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPrompt:
+    """A record with what the wire does not show: the agent token (fingerprint) that made it,
+    and the person it belongs to."""
+
+    record: PromptRecord
+    owner: str
+    person: str
 
 
 class PromptStore:
@@ -143,11 +152,29 @@ class PromptStore:
             )
         # Each prompt's answer link, by the SHA-256 of its token (PROTOCOL.md v1.2): it goes
         # with the prompt when retention removes it.
-        if "link_hash" not in {r[1] for r in self._db.execute("PRAGMA table_info(prompts)")}:
+        prompt_columns = {r[1] for r in self._db.execute("PRAGMA table_info(prompts)")}
+        if "link_hash" not in prompt_columns:
             self._db.execute("ALTER TABLE prompts ADD COLUMN link_hash TEXT")
         self._db.execute(
             "CREATE UNIQUE INDEX IF NOT EXISTS prompts_link ON prompts(link_hash) "
             "WHERE link_hash IS NOT NULL"
+        )
+        # The person a prompt and its events belong to (PROTOCOL.md v1.3): what was there
+        # before people belongs to the default person. One pending prompt per session is per
+        # person: two people's agents may both ask in their "main".
+        person_column = f"person TEXT NOT NULL DEFAULT '{DEFAULT_PERSON_ID}'"
+        if "person" not in prompt_columns:
+            self._db.execute(f"ALTER TABLE prompts ADD COLUMN {person_column}")
+        if "person" not in {r[1] for r in self._db.execute("PRAGMA table_info(events)")}:
+            self._db.execute(f"ALTER TABLE events ADD COLUMN {person_column}")
+        self._db.execute("DROP INDEX IF EXISTS prompts_one_pending_per_session")
+        self._db.execute(
+            "CREATE UNIQUE INDEX IF NOT EXISTS prompts_one_pending_per_person_session "
+            "ON prompts(person, session_key, agent_id) WHERE status = 'pending'"
+        )
+        self._db.execute(
+            "CREATE INDEX IF NOT EXISTS prompts_person_pending ON prompts(person) "
+            "WHERE status = 'pending'"
         )
 
     @property
@@ -179,14 +206,21 @@ class PromptStore:
         return found[0] if found else None
 
     def insert(
-        self, record: PromptRecord, owner: str, expires_ms: int, link_hash: str | None = None
+        self,
+        record: PromptRecord,
+        *,
+        owner: str,
+        person: str,
+        expires_ms: int,
+        link_hash: str | None = None,
     ) -> None:
         self._db.execute(
-            "INSERT INTO prompts (id, owner, session_key, agent_id, run_id, status, expires_ms, "
-            "record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO prompts (id, owner, person, session_key, agent_id, run_id, status, "
+            "expires_ms, record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.id,
                 owner,
+                person,
                 record.session_key,
                 record.agent_id or "",
                 record.run_id,
@@ -197,33 +231,37 @@ class PromptStore:
             ),
         )
 
-    def resolve(self, record: PromptRecord, resolved_ms: int) -> bool:
-        """Move a pending prompt to `record`'s terminal status; False if it was not pending
-        (the first change wins, whatever runs alongside)."""
-        return (
-            self._db.execute(
-                "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
-                "WHERE id = ? AND status = 'pending'",
-                (record.status, resolved_ms, record.model_dump_json(by_alias=True), record.id),
-            ).rowcount
-            == 1
-        )
-
-    def get(self, prompt_id: str) -> tuple[PromptRecord, str] | None:
-        """The record and the owner (agent token fingerprint) of a prompt, if it exists."""
+    def resolve(self, record: PromptRecord, resolved_ms: int) -> str | None:
+        """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
+        None if it was not pending (the first change wins, whatever runs alongside)."""
         row = self._db.execute(
-            "SELECT record, owner FROM prompts WHERE id = ?", (prompt_id,)
+            "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
+            "WHERE id = ? AND status = 'pending' RETURNING person",
+            (record.status, resolved_ms, record.model_dump_json(by_alias=True), record.id),
+        ).fetchone()
+        return row[0] if row else None
+
+    def get(self, prompt_id: str) -> StoredPrompt | None:
+        row = self._db.execute(
+            "SELECT record, owner, person FROM prompts WHERE id = ?", (prompt_id,)
         ).fetchone()
         if row is None:
             return None
-        return PromptRecord.model_validate_json(row[0]), row[1]
+        return StoredPrompt(PromptRecord.model_validate_json(row[0]), row[1], row[2])
 
-    def pending_in_session(self, session_key: str, agent_id: str | None) -> str | None:
+    def pending_in_session(self, person: str, session_key: str, agent_id: str | None) -> str | None:
         row = self._db.execute(
-            "SELECT id FROM prompts WHERE session_key = ? AND agent_id = ? AND status = 'pending'",
-            (session_key, agent_id or ""),
+            "SELECT id FROM prompts WHERE person = ? AND session_key = ? AND agent_id = ? "
+            "AND status = 'pending'",
+            (person, session_key, agent_id or ""),
         ).fetchone()
         return row[0] if row else None
+
+    def pending_of_person(self, person: str) -> list[str]:
+        rows = self._db.execute(
+            "SELECT id FROM prompts WHERE person = ? AND status = 'pending' ORDER BY n", (person,)
+        )
+        return [r[0] for r in rows]
 
     def pending_of_run(self, owner: str, run_id: str) -> list[str]:
         rows = self._db.execute(
@@ -249,29 +287,29 @@ class PromptStore:
     def list_json(
         self,
         *,
+        person: str,
         pending_only: bool,
         session_key: str | None,
         limit: int,
         before: str | None,
     ) -> list[str] | None:
         """Records newest first, as stored JSON; None when `before` names no prompt."""
-        where: list[str] = []
-        params: list[str | int] = []
+        where: list[str] = ["person = ?"]
+        params: list[str | int] = [person]
         if pending_only:
             where.append("status = 'pending'")
         if session_key is not None:
             where.append("session_key = ?")
             params.append(session_key)
         if before is not None:
-            row = self._db.execute("SELECT n FROM prompts WHERE id = ?", (before,)).fetchone()
+            row = self._db.execute(
+                "SELECT n FROM prompts WHERE id = ? AND person = ?", (before, person)
+            ).fetchone()
             if row is None:
                 return None
             where.append("n < ?")
             params.append(row[0])
-        sql = "SELECT record FROM prompts"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY n DESC LIMIT ?"
+        sql = "SELECT record FROM prompts WHERE " + " AND ".join(where) + " ORDER BY n DESC LIMIT ?"
         params.append(limit)
         return [r[0] for r in self._db.execute(sql, params)]
 
@@ -281,22 +319,27 @@ class PromptStore:
     def last_seq(self) -> int:
         return self._last_seq
 
-    def append_event(self, type_: str, record: PromptRecord, now_ms: int) -> StoredEvent:
+    def append_event(
+        self, type_: str, record: PromptRecord, *, person: str, now_ms: int
+    ) -> StoredEvent:
         """The event as stored: hand it to the feed once its transaction has committed."""
         record_json = record.model_dump_json(by_alias=True)
         cur = self._db.execute(
-            "INSERT INTO events (type, prompt_id, created_ms, record) VALUES (?, ?, ?, ?)",
-            (type_, record.id, now_ms, record_json),
+            "INSERT INTO events (type, prompt_id, created_ms, record, person) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (type_, record.id, now_ms, record_json, person),
         )
         self._last_seq = cur.lastrowid or self._last_seq
-        return StoredEvent(self._last_seq, type_, record_json)
+        return StoredEvent(self._last_seq, type_, record_json, person)
 
-    def events_after(self, seq: int, limit: int) -> list[StoredEvent]:
+    def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
+        """`person`'s events after `seq`, oldest first."""
         rows = self._db.execute(
-            "SELECT seq, type, record FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-            (seq, limit),
+            "SELECT seq, type, record, person FROM events WHERE seq > ? AND person = ? "
+            "ORDER BY seq LIMIT ?",
+            (seq, person, limit),
         )
-        return [StoredEvent(r[0], r[1], r[2]) for r in rows]
+        return [StoredEvent(*r) for r in rows]
 
     @property
     def pruned_through(self) -> int:

@@ -46,6 +46,13 @@ from .pairing import (
     parse_link,
     prompt_link,
 )
+from .people import (
+    DEFAULT_PERSON_ID,
+    AgentToken,
+    Person,
+    PersonList,
+    PersonRequest,
+)
 from .render import render_prompt_text
 from .replies import parse_reply
 from .result import answered, no_answer, tool_result
@@ -63,8 +70,10 @@ from .validation import (
 
 __all__ = [
     "BODY_REQUIRED",
+    "DEFAULT_PERSON_ID",
     "NOT_A_JSON_BODY",
     "TERMINAL_STATUSES",
+    "AgentToken",
     "AnswerRequest",
     "AskUserRequest",
     "CancelRequest",
@@ -87,6 +96,9 @@ __all__ = [
     "Pairing",
     "PairingRequest",
     "PendingResult",
+    "Person",
+    "PersonList",
+    "PersonRequest",
     "PromptLink",
     "PromptList",
     "PromptRecord",

@@ -27,6 +27,8 @@ class ErrorCode:
     METHOD_NOT_ALLOWED = "method_not_allowed"
     REQUEST_TIMEOUT = "request_timeout"  # headers or a body not all in within their deadline
     HEADERS_TOO_LARGE = "headers_too_large"  # past 32 KiB of request line and headers
+    NAME_TAKEN = "name_taken"  # a person's name already used on this gateway
+    DEFAULT_PERSON = "default_person"  # the default person cannot be removed
     UNAVAILABLE = "unavailable"  # the store could not take a write (disk full, locked): retry
     INTERNAL = "internal_error"
 
@@ -50,6 +52,8 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.REQUEST_TIMEOUT: 408,
     ErrorCode.HEADERS_TOO_LARGE: 431,
+    ErrorCode.NAME_TAKEN: 409,
+    ErrorCode.DEFAULT_PERSON: 409,
     ErrorCode.UNAVAILABLE: 503,
     ErrorCode.INTERNAL: 500,
 }

@@ -41,6 +41,7 @@ MAX_FAILED_PAIRINGS_PER_MINUTE = 10  # from one address; then 429 until the minu
 MAX_WRONG_GUESSES_PER_CODE = 1000
 MIN_TOKEN_CHARS = 16  # tokens named in the environment; shorter ones are refused at start-up
 MAX_DEVICE_NAME_CHARS = 64
+MAX_PERSON_NAME_CHARS = 64
 MAX_URL_CHARS = 2000
 
 

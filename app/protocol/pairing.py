@@ -44,6 +44,8 @@ class PairingRequest(RequestModel):
 
     name: str | None = Field(default=None, max_length=limits.MAX_DEVICE_NAME_CHARS)
     gateway_url: str | None = Field(default=None, max_length=limits.MAX_URL_CHARS)
+    # The person the paired device will belong to (PROTOCOL.md v1.3); none: the default.
+    person_id: str | None = Field(default=None, max_length=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("gateway_url")
     @classmethod
@@ -78,6 +80,7 @@ class PairedDevice(ResponseModel):
 class DeviceInfo(ResponseModel):
     device_id: str
     name: str
+    person_id: str
     created_at: UtcTime
     last_seen_at: UtcTime | None = None
 

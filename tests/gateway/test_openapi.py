@@ -29,9 +29,11 @@ def test_every_endpoint_of_the_table_is_served_and_described(gateway):
     described = {(m.upper(), p) for p, ops in paths.items() for m in ops}
     table = {(e.method, e.path) for e in ENDPOINTS if e.in_schema}
     assert described == table
-    assert len(table) == 21
+    assert len(table) == 25
     for endpoint in ENDPOINTS:
-        path = endpoint.path.format(prompt_id="pr_x", run_id="r", device_id="dv_x", token="t")
+        path = endpoint.path.format(
+            prompt_id="pr_x", run_id="r", device_id="dv_x", token="t", person_id="ps_x"
+        )
         response = gateway.client(None).request(endpoint.method, path)
         # Unknown routes get 404 `not_found` with "no such route"; every declared one is routed.
         assert "no such route" not in response.text, (endpoint.method, path)

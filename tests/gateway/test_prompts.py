@@ -272,6 +272,10 @@ def test_openapi_describes_every_route(gateway):
         ("DELETE", "/mcp"),
         ("GET", "/a/{token}"),
         ("POST", "/a/{token}"),
+        ("POST", "/v1/people"),
+        ("GET", "/v1/people"),
+        ("DELETE", "/v1/people/{person_id}"),
+        ("POST", "/v1/people/{person_id}/agent-tokens"),
     }
     create = spec["paths"]["/v1/prompts"]["post"]
     assert set(create["responses"]) >= {"200", "201", "401", "403", "409", "413", "422"}

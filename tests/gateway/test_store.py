@@ -7,7 +7,7 @@ import sqlite3
 
 from app.gateway.clock import to_datetime
 from app.gateway.store import PRUNE_BATCH, PromptStore
-from app.protocol import PromptRecord, validate_prompt
+from app.protocol import DEFAULT_PERSON_ID, PromptRecord, validate_prompt
 from tests.support import prompt_body
 
 
@@ -25,8 +25,10 @@ def _fill(store: PromptStore, count: int, at_ms: int) -> None:
                 resolved_at=to_datetime(at_ms),
                 answers={"deploy_target": ["Production"]},
             )
-            store.insert(record, "owner", at_ms + 60_000)
-            store.append_event("prompt.resolved", record, at_ms)
+            store.insert(
+                record, owner="owner", person=DEFAULT_PERSON_ID, expires_ms=at_ms + 60_000
+            )
+            store.append_event("prompt.resolved", record, person=DEFAULT_PERSON_ID, now_ms=at_ms)
             store.remember(f"device:{record.id}:k", {"id": record.id}, "", at_ms)
 
 
