@@ -45,7 +45,7 @@ def linked(tmp_path):
     """A gateway whose new prompts' link tokens the test hears, as a notifier would."""
     gateway = start_gateway(tmp_path / "gateway")
     tokens: list[str] = []
-    gateway.server.app.state.gateway.on_created = lambda record, token: tokens.append(token)
+    gateway.server.app.state.gateway.on_created = lambda record, person, token: tokens.append(token)
     yield gateway, tokens
     gateway.stop()
 
