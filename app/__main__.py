@@ -1,4 +1,4 @@
-"""The command line: `python -m app [app|demo|gateway|pair|devices|ask|mcp|telegram|slack|discord]`
+"""The command line: `python -m app [app|demo|gateway|pair|devices|people|agent-token|ask|mcp|…]`
 (the app by default)."""
 
 from __future__ import annotations
@@ -27,10 +27,16 @@ def main(argv: list[str] | None = None) -> int:
     from app.gateway.cli import build_parser as gateway_parser
 
     gateway_parser(commands.add_parser("gateway", help="run the gateway"))
-    from app.gateway.admin import build_devices_parser, build_pair_parser
+    from app.gateway import admin
 
-    build_pair_parser(commands.add_parser("pair", help="pair a phone: a link and a QR code"))
-    build_devices_parser(commands.add_parser("devices", help="list or revoke paired devices"))
+    admin.build_pair_parser(commands.add_parser("pair", help="pair a phone: a link and a QR code"))
+    admin.build_devices_parser(commands.add_parser("devices", help="list or revoke paired devices"))
+    admin.build_people_parser(
+        commands.add_parser("people", help="add, list or remove the people of a shared gateway")
+    )
+    admin.build_agent_token_parser(
+        commands.add_parser("agent-token", help="make an agent token for a person")
+    )
     from app.agent.cli import build_ask_parser, build_mcp_parser
 
     build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
@@ -60,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.gateway.cli import run
 
         return run(args)
-    if args.command in ("pair", "devices"):
+    if args.command in admin.COMMANDS:
         from app.gateway.admin import run as run_admin
 
         return run_admin(args, args.command)

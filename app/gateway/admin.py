@@ -1,4 +1,4 @@
-"""`python -m app pair` and `python -m app devices`: the admin's side of pairing, over HTTP.
+"""`python -m app pair`, `devices`, `people` and `agent-token`: the admin's side, over HTTP.
 
 On the gateway's own machine they find it (gateway.json) and its admin token (tokens.json) in
 the data directory; elsewhere `--gateway-url` and `ASK_USER_ADMIN_TOKEN` say where and who.
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from app.protocol.local_gateway import GATEWAY_URL_ENV
+from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .config import DEFAULT_HOST, DEFAULT_PORT, TOKENS_FILE, default_data_dir, read_local_info
 
@@ -48,6 +48,9 @@ def build_pair_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="the gateway URL to put in the link, when phones reach it by another address "
         "(e.g. https://askuser.example.ts.net)",
     )
+    parser.add_argument(
+        "--person", help="whose phone this is: a person's id or name (default: the default person)"
+    )
     return parser
 
 
@@ -56,6 +59,20 @@ def build_devices_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentPa
     parser.add_argument("action", nargs="?", choices=["list", "revoke"], default="list")
     parser.add_argument("device_id", nargs="?", help="the device to revoke (see the list)")
     parser.add_argument("--json", action="store_true", help="print the list as JSON")
+    return parser
+
+
+def build_people_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _common(parser)
+    parser.add_argument("action", nargs="?", choices=["add", "list", "remove"], default="list")
+    parser.add_argument("person", nargs="?", help="add: the name; remove: the id or name")
+    parser.add_argument("--json", action="store_true", help="print the list as JSON")
+    return parser
+
+
+def build_agent_token_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    _common(parser)
+    parser.add_argument("person", help="the person the agent works for: their id or name")
     return parser
 
 
@@ -109,6 +126,8 @@ def _local_time(text: str) -> str:
 def pair(args: argparse.Namespace) -> int:
     body = {k: v for k, v in {"name": args.name, "gatewayUrl": args.link_url}.items() if v}
     with _connect(args) as client:
+        if args.person:
+            body["personId"] = _person_id(client, args.person)
         pairing = _call(client, "POST", "/v1/pairings", json=body).json()
     from app.protocol import PairLink, parse_link
 
@@ -157,14 +176,78 @@ def devices(args: argparse.Namespace) -> int:
     if not listed:
         print("No paired devices. Pair one with: python -m app pair")
         return 0
-    rows = [
-        (d["deviceId"], d["name"], d["createdAt"][:16].replace("T", " "), _seen(d["lastSeenAt"]))
-        for d in listed
-    ]
-    header = ("ID", "NAME", "PAIRED (UTC)", "LAST SEEN (UTC)")
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(4)]
+    _table(
+        ("ID", "NAME", "PERSON", "PAIRED (UTC)", "LAST SEEN (UTC)"),
+        [
+            (d["deviceId"], d["name"], d["personId"], _utc(d["createdAt"]), _seen(d["lastSeenAt"]))
+            for d in listed
+        ],
+    )
+    return 0
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         print("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _utc(text: str) -> str:
+    return text[:16].replace("T", " ")
+
+
+def _person_id(client: httpx.Client, given: str) -> str:
+    """A person named by id or by name (case and spaces aside), as `people list` shows them."""
+    people = _call(client, "GET", "/v1/people").json()["people"]
+    wanted = " ".join(given.split()).casefold()
+    for person in people:
+        if given == person["personId"] or wanted == " ".join(person["name"].split()).casefold():
+            return person["personId"]
+    known = ", ".join(f"{p['name']} ({p['personId']})" for p in people)
+    raise AdminError(f"no person with the id or name {given!r}; the people are: {known}")
+
+
+def people(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        if args.action == "add":
+            if not args.person:
+                raise AdminError("what is their name? python -m app people add NAME")
+            added = _call(client, "POST", "/v1/people", json={"name": args.person}).json()
+            print(f"Added {added['name']} ({added['personId']}).")
+            print("Give their agents a token:  python -m app agent-token " + added["personId"])
+            print("Pair their phone:           python -m app pair --person " + added["personId"])
+            return 0
+        if args.action == "remove":
+            if not args.person:
+                raise AdminError("who? python -m app people remove ID")
+            person_id = _person_id(client, args.person)
+            _call(client, "DELETE", f"/v1/people/{person_id}")
+            print(
+                f"Removed {person_id}: their agent tokens and devices no longer work, and their "
+                "pending prompts were cancelled."
+            )
+            return 0
+        listed = _call(client, "GET", "/v1/people").json()["people"]
+    if args.json:
+        print(json.dumps(listed, indent=2))
+        return 0
+    _table(
+        ("ID", "NAME", "ADDED (UTC)"),
+        [(p["personId"], p["name"], _utc(p["createdAt"] or "-")) for p in listed],
+    )
+    return 0
+
+
+def agent_token(args: argparse.Namespace) -> int:
+    with _connect(args) as client:
+        person_id = _person_id(client, args.person)
+        minted = _call(client, "POST", f"/v1/people/{person_id}/agent-tokens").json()
+    print(minted["token"])
+    print(
+        f"\nAn agent token of {person_id}, shown only this once: give it to the agent as "
+        f"{AGENT_TOKEN_ENV} (its prompts reach only this person's devices).",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -172,9 +255,12 @@ def _seen(text: str | None) -> str:
     return text[:16].replace("T", " ") if text else "never"
 
 
+COMMANDS = {"pair": pair, "devices": devices, "people": people, "agent-token": agent_token}
+
+
 def run(args: argparse.Namespace, command: str) -> int:
     try:
-        return pair(args) if command == "pair" else devices(args)
+        return COMMANDS[command](args)
     except AdminError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -11,7 +11,7 @@ import sys
 import httpx
 
 from app.protocol import PairLink, parse_link
-from tests.support import ADMIN_TOKEN, GatewayProcess
+from tests.support import ADMIN_TOKEN, GatewayProcess, prompt_body
 
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -108,3 +108,50 @@ def test_pair_says_when_no_gateway_answers(tmp_path):
     )
     assert done.returncode == 1
     assert "no gateway answers at http://127.0.0.1:9" in done.stderr
+
+
+def test_a_team_from_the_command_line_people_tokens_and_phones(tmp_path):
+    """On the gateway's machine (its data directory names the gateway and the admin token)."""
+    data = tmp_path / "data"
+    gateway = GatewayProcess(data, env_tokens=False).start()
+    here = ("--data-dir", str(data))
+    try:
+        added = _run("people", "add", "Ann Lee", *here)
+        assert added.returncode == 0, added.stderr
+        person_id = re.search(r"\((ps_\S+)\)", added.stdout).group(1)
+        assert f"agent-token {person_id}" in added.stdout
+        listed = _run("people", *here)
+        assert "ps_default" in listed.stdout and "Ann Lee" in listed.stdout
+
+        minted = _run("agent-token", "ann lee", *here)  # by name, as a person would type it
+        assert minted.returncode == 0, minted.stderr
+        agent = {"Authorization": f"Bearer {minted.stdout.strip()}"}
+        assert "ASK_USER_AGENT_TOKEN" in minted.stderr
+
+        paired_link = _link(_run("pair", "--person", person_id, *here).stdout)
+        phone_token = httpx.post(
+            f"{gateway.url}/v1/devices", json={"code": paired_link.code}
+        ).json()["token"]
+        phone = {"Authorization": f"Bearer {phone_token}"}
+        asked = httpx.post(f"{gateway.url}/v1/prompts", headers=agent, json=prompt_body())
+        assert asked.status_code == 201, asked.text
+        seen = httpx.get(f"{gateway.url}/v1/prompts", headers=phone).json()["prompts"]
+        assert [p["id"] for p in seen] == [asked.json()["id"]]
+        devices = _run("devices", *here).stdout
+        assert person_id in devices
+
+        unknown = _run("agent-token", "Bob", *here)
+        assert unknown.returncode == 1
+        assert "no person with the id or name 'Bob'" in unknown.stderr
+        assert "Ann Lee" in unknown.stderr and "Traceback" not in unknown.stderr
+        taken = _run("people", "add", "ANN LEE", *here)
+        assert taken.returncode == 1 and "already exists (name_taken)" in taken.stderr
+
+        removed = _run("people", "remove", "Ann Lee", *here)
+        assert removed.returncode == 0, removed.stderr
+        assert httpx.get(f"{gateway.url}/v1/prompts", headers=phone).status_code == 401
+        after = httpx.get(f"{gateway.url}/v1/prompts/{asked.json()['id']}/result", headers=agent)
+        assert after.status_code == 401
+        assert "Ann Lee" not in _run("people", *here).stdout
+    finally:
+        gateway.terminate()

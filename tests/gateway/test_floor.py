@@ -88,7 +88,7 @@ def test_a_post_whose_body_never_completes_gets_408(quick_bodies):
     sock = _connect(quick_bodies.url)
     sock.sendall(
         b"POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-        b"Content-Length: 100\r\n\r\n{\"code\": "
+        b'Content-Length: 100\r\n\r\n{"code": '
     )
     answer = _read_all(sock)
     assert answer.startswith(b"HTTP/1.1 408"), answer
@@ -169,7 +169,7 @@ def test_an_upload_still_coming_when_sigterms_grace_ends_gets_503(tmp_path):
         sock = _connect(gateway.url)
         sock.sendall(
             b"POST /v1/devices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 100\r\n\r\n{\"code\": "
+            b'Content-Length: 100\r\n\r\n{"code": '
         )
         # The loop has read what came before this answer (the upload is in flight).
         assert httpx.get(f"{gateway.url}/v1/health", timeout=10).status_code == 200

@@ -25,9 +25,7 @@ def _fill(store: PromptStore, count: int, at_ms: int) -> None:
                 resolved_at=to_datetime(at_ms),
                 answers={"deploy_target": ["Production"]},
             )
-            store.insert(
-                record, owner="owner", person=DEFAULT_PERSON_ID, expires_ms=at_ms + 60_000
-            )
+            store.insert(record, owner="owner", person=DEFAULT_PERSON_ID, expires_ms=at_ms + 60_000)
             store.append_event("prompt.resolved", record, person=DEFAULT_PERSON_ID, now_ms=at_ms)
             store.remember(f"device:{record.id}:k", {"id": record.id}, "", at_ms)
 

@@ -87,9 +87,7 @@ class _Transport(asyncio.Transport):
     """The least a protocol needs at connection_made (an asyncio transport is not ours)."""
 
     def get_extra_info(self, name, default=None):
-        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 8765)}.get(
-            name, default
-        )
+        return {"peername": ("127.0.0.1", 5000), "sockname": ("127.0.0.1", 8765)}.get(name, default)
 
     def is_closing(self) -> bool:
         return False
