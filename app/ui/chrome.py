@@ -116,7 +116,13 @@ def SessionFilter(state: ScreenState, screen: Screen, strings: Strings) -> ft.Co
     label = strings("filter")
     icon = ft.Icons.FILTER_ALT if state.session else ft.Icons.FILTER_LIST
     return ft.PopupMenuButton(
-        icon=ft.Icon(icon, semantics_label=label),
+        # Its own TAP×TAP box: as an `icon`, a desktop's compact density drew it 40×40.
+        content=ft.Container(
+            ft.Icon(icon, semantics_label=label),
+            width=TAP,
+            height=TAP,
+            alignment=ft.Alignment.CENTER,
+        ),
         tooltip=label,
         items=items,
         visible=len(state.sessions) > 1,

@@ -1,5 +1,6 @@
 """The compact summary a resolved prompt leaves in the timeline: its status and time, then
-"header — question: answer" for each question, one line each; a tap shows them whole."""
+"header: answer — question" for each question, one line each; a tap shows them whole. The
+answer comes first: it is what a person looks for, and a narrow line cuts only the question."""
 
 from __future__ import annotations
 
@@ -33,14 +34,14 @@ def shorten(text: str, limit: int = SHORT_QUESTION) -> str:
 
 
 def summary_lines(item: TimelineItem, strings: Strings, whole: bool = False) -> list[str]:
-    """`Header — question: answer1, answer2` per question; no answer is said as such."""
+    """`Header: answer1, answer2 — question` per question; no answer is said as such."""
     answers = item.answers or {}
     lines = []
     for question in item.record.questions:
         values = answers.get(question.id)
         asked = question.question if whole else shorten(question.question)
         answer = ", ".join(values) if values else strings("no_answer")
-        lines.append(f"{question.header} — {asked}: {answer}")
+        lines.append(f"{question.header}: {answer} — {asked}")
     return lines
 
 

@@ -152,7 +152,7 @@ def test_single_select_answered_by_tapping(browser, stack, agent):
         "answers": {"answers": {"deploy_target": ["Production"]}},
     }
     # The summary says what was asked, not only the answer.
-    line = "Target — Where should I deploy version 2.4.0?: Production"
+    line = "Target: Production — Where should I deploy version 2.4.0?"
     expect(summary(page, "Answered", line)).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_role("radio")).to_have_count(0)  # the card collapsed
     shot(page, "02-single-answered-summary")
@@ -195,9 +195,9 @@ def test_three_questions_with_multi_select_and_other(browser, stack, agent):
         summary(
             page,
             "Answered",
-            "Database — Which database should it use?: SQLite",
-            "Sign-in — How should people sign in?: Google, GitHub",
-            "Hosting — Where will it run?: Our own rack",
+            "Database: SQLite — Which database should it use?",
+            "Sign-in: Google, GitHub — How should people sign in?",
+            "Hosting: Our own rack — Where will it run?",
         )
     ).to_be_visible(timeout=TIMEOUT)
     shot(page, "04-three-questions-summary")
@@ -383,6 +383,29 @@ def test_android_every_tap_target_is_48(browser, stack, agent):
             if inside and (box["width"] < 48 or box["height"] < 48):
                 small.append((role, element.get_attribute("aria-label"), box))
     assert small == []
+
+
+def test_desktop_every_control_is_named_and_at_least_44(browser, stack, agent):
+    """On a desktop Flutter draws compact controls: the session filter was an unnamed 40×40."""
+    gateway, app = stack
+    ask(agent, gateway, THREE, session="main")
+    next_pending(gateway.url)
+    ask(agent, gateway, SINGLE, session="deploy")
+    page = open_app(browser, app.url, "wide")
+    expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_role("button", name="Filter by session")).to_be_visible(timeout=TIMEOUT)
+    shot(page, "14b-desktop-two-sessions")
+    wrong = []
+    for role in ("button", "radio", "checkbox", "textbox"):
+        for element in page.get_by_role(role).all():
+            box = element.bounding_box()
+            # Boxes touching the window's bottom are rows cut by it, not small controls.
+            if box is None or not on_screen(page, element) or box["y"] + box["height"] >= 899:
+                continue
+            name = (element.get_attribute("aria-label") or element.inner_text()).strip()
+            if not name or box["width"] < 44 or box["height"] < 44:
+                wrong.append((role, name, box))
+    assert wrong == [], wrong
 
 
 # ---- keys ---------------------------------------------------------------------------------

@@ -158,7 +158,7 @@ def test_the_clock_ticks_without_reading_the_store(screen, monkeypatch):
 def test_summary_says_what_was_asked():
     rec = record("pr_a", 1, status="answered", answers={"target": ["Production"]})
     done = TimelineItem(rec, DisplayStatus.ANSWERED_HERE, 0, {"target": ["Production"]})
-    assert summary_lines(done, Strings()) == ["Target — Where should this deploy?: Production"]
+    assert summary_lines(done, Strings()) == ["Target: Production — Where should this deploy?"]
     assert shorten("x" * 100).endswith("…") and len(shorten("x" * 100)) == 60
 
 
