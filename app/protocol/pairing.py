@@ -31,10 +31,21 @@ def normalize_code(text: str) -> str:
     return f"{compact[:4]}-{compact[4:]}"
 
 
+def url_problem(value: str) -> str | None:
+    """What is wrong with a gateway URL, as a string key ("url_scheme": not http:// or
+    https://; "url_host": no host after it), or None: the one rule the gateway's requests,
+    the app's Settings and pairing all check."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https"):
+        return "url_scheme"
+    if not parts.hostname:
+        return "url_host"
+    return None
+
+
 def _http_url(value: str) -> str:
     value = value.strip()
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    if url_problem(value) is not None:
         raise _invalid("must be an http:// or https:// URL, e.g. http://192.168.1.20:8765")
     return value.rstrip("/")
 

@@ -39,7 +39,11 @@ _EN = {
     "no_answer": "No answer",
     "conn_connected": "Connected",
     "conn_connecting": "Connecting…",
-    "conn_reconnecting": "Offline — reconnecting in {seconds} s",
+    "conn_reconnecting": "Offline: {url} does not answer — trying again in {seconds} s",
+    "url_scheme": "The gateway URL must start with http:// or https://, e.g. "
+    "http://192.168.1.20:8765 (this one is “{url}”).",
+    "url_host": "The gateway URL has no address after “//”, e.g. http://192.168.1.20:8765 "
+    "(this one is “{url}”).",
     "conn_unauthorized": "The gateway refused this device's token (revoked?). Open Settings and "
     "pair again.",
     "conn_unconfigured": "No gateway yet. Open Settings and pair with the code from "
@@ -123,7 +127,11 @@ _FA = {
     "no_answer": "بی‌پاسخ",
     "conn_connected": "متصل",
     "conn_connecting": "در حال اتصال…",
-    "conn_reconnecting": "آفلاین — اتصال دوباره تا {seconds} ثانیه دیگر",
+    "conn_reconnecting": "آفلاین: {url} پاسخ نمی‌دهد — تلاش دوباره تا {seconds} ثانیه دیگر",
+    "url_scheme": "نشانی دروازه باید با http:// یا https:// آغاز شود، مانند "
+    "http://192.168.1.20:8765 (این نشانی «{url}» است).",
+    "url_host": "نشانی دروازه پس از «//» نشانی ندارد، مانند http://192.168.1.20:8765 "
+    "(این نشانی «{url}» است).",
     "conn_unauthorized": "دروازه توکن این دستگاه را نپذیرفت (لغو شده؟). تنظیمات را باز کنید و "
     "دوباره جفت کنید.",
     "conn_unconfigured": "هنوز دروازه‌ای تنظیم نشده است. تنظیمات را باز کنید و با کد "

@@ -39,7 +39,7 @@ def App(screen: Screen, state: ScreenState) -> ft.View:
             route="/",
             appbar=app_bar(state, screen, strings),
             controls=[
-                ConnectionBanner(state.connection, strings),
+                ConnectionBanner(state.connection, strings, state.gateway_url),
                 Notice(state.notice, screen, strings),
                 FilterChip(state, screen, strings),
                 Timeline(screen, state, strings),

@@ -21,9 +21,9 @@ CONNECTION_LOOKS = {
 }
 
 
-def connection_text(connection: ConnectionState, strings: Strings) -> str:
+def connection_text(connection: ConnectionState, strings: Strings, url: str = "") -> str:
     key = CONNECTION_LOOKS[connection.kind][2]
-    return strings(key, seconds=connection.seconds_to_retry())
+    return strings(key, seconds=connection.seconds_to_retry(), url=url or "?")
 
 
 def icon_button(icon: ft.IconData, label: str, on_click) -> ft.Control:
@@ -38,9 +38,9 @@ def icon_button(icon: ft.IconData, label: str, on_click) -> ft.Control:
 
 
 @ft.component
-def ConnectionIcon(connection: ConnectionState, strings: Strings) -> ft.Control:
+def ConnectionIcon(connection: ConnectionState, strings: Strings, url: str) -> ft.Control:
     icon, color, _ = CONNECTION_LOOKS[connection.kind]
-    label = strings("connection", state=connection_text(connection, strings))
+    label = strings("connection", state=connection_text(connection, strings, url))
     return ft.Container(
         # No tooltip: Flet's client drew an error box when a Container's tooltip changed.
         ft.Icon(icon, color=color, size=22, semantics_label=label),
@@ -51,7 +51,7 @@ def ConnectionIcon(connection: ConnectionState, strings: Strings) -> ft.Control:
 
 
 @ft.component
-def ConnectionBanner(connection: ConnectionState, strings: Strings) -> ft.Control:
+def ConnectionBanner(connection: ConnectionState, strings: Strings, url: str) -> ft.Control:
     """Words only while not connected; connected, the app bar's icon says it."""
     ft.use_context(ClockContext)  # the retry countdown moves with the clock
     icon, color, _ = CONNECTION_LOOKS[connection.kind]
@@ -62,7 +62,9 @@ def ConnectionBanner(connection: ConnectionState, strings: Strings) -> ft.Contro
         content=ft.Row(
             [
                 ft.Icon(icon, color=color, size=18),
-                ft.Text(connection_text(connection, strings), size=13, color=color, expand=True),
+                ft.Text(
+                    connection_text(connection, strings, url), size=13, color=color, expand=True
+                ),
             ],
             spacing=8,
         ),
@@ -152,7 +154,7 @@ def FilterChip(state: ScreenState, screen: Screen, strings: Strings) -> ft.Contr
 
 
 def app_bar(state: ScreenState, screen: Screen, strings: Strings) -> ft.AppBar:
-    actions: list[ft.Control] = [ConnectionIcon(state.connection, strings)]
+    actions: list[ft.Control] = [ConnectionIcon(state.connection, strings, state.gateway_url)]
     actions.append(SessionFilter(state, screen, strings))
     actions += [
         icon_button(

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 from app.device import Connection, DeviceCore, PairingError, Settings, TimelineItem
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
+from app.protocol.pairing import url_problem
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .state import Clock, ScreenState
+from .state import Clock, ScreenState, SettingsDraft
 
 HISTORY_PAGE = 100
 UNDO_SECONDS = 5.0
@@ -79,6 +80,7 @@ class Screen:
         self._schedule = schedule or (lambda fn: fn())
         self._reload_pending = False
         self._waiting_ids: set[str] = set()  # waiting in the store at the last reload
+        self._paired_notice = ""  # the "Paired with …" line, while it is the one shown
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
@@ -113,7 +115,12 @@ class Screen:
             by_id[item.id] = item
         items = sorted(by_id.values(), key=lambda i: (i.record.created_at, i.id), reverse=True)
         waiting = [i for i in items if i.is_open]
-        history = [i for i in items if not i.is_open]
+        # History says when each was resolved: newest resolved first.
+        history = sorted(
+            (i for i in items if not i.is_open),
+            key=lambda i: (i.record.resolved_at or i.record.created_at, i.id),
+            reverse=True,
+        )
         open_ids = {i.id for i in waiting}
         # Arrivals are prompts the store did not hold waiting before, whatever the session
         # filter shows: changing the filter brings no "new" question.
@@ -132,7 +139,7 @@ class Screen:
         state.waiting = waiting
         state.history = history
         state.sessions = core.store.sessions()
-        state.connection = core.connection
+        self._connection_changed()
         was_loaded, state.loaded = state.loaded, True
         self.clock.now_ms = core.clock.now_ms()
         self._show_linked(open_ids, {i.id for i in history})
@@ -171,8 +178,21 @@ class Screen:
         self.send_dismissals(due_only=True)
         if any(i.record.overdue(now) for i in self.state.waiting):
             self.reload()
-        if self.state.connection != self.core.connection:
-            self.state.connection = self.core.connection
+        self._connection_changed()
+
+    def _connection_changed(self) -> None:
+        """The connection as the core has it now, with the gateway it is to. Losing it takes
+        away a "Paired with …" line: it would stand beside the error that follows."""
+        state, connection = self.state, self.core.connection
+        state.gateway_url = self.core.settings.gateway_url
+        if state.connection == connection:
+            return
+        state.connection = connection
+        if state.notice == self._paired_notice and connection.kind not in (
+            Connection.CONNECTED,
+            Connection.CONNECTING,
+        ):
+            state.notice = self._paired_notice = ""
 
     # ---- a card ------------------------------------------------------------------------
 
@@ -309,7 +329,7 @@ class Screen:
             state.pair_busy = False
         self.core.store.set_meta(_LAST_PAIR_LINK, _link_key(PairLink(url, code)))
         state.pair_offer = None
-        state.notice = self.strings("paired", url=url)
+        state.notice = self._paired_notice = self.strings("paired", url=url)
         state.dialog = None
         return True
 
@@ -325,12 +345,33 @@ class Screen:
         card again (an Enter that closed the dialog must not submit a card)."""
         if name is None:
             self.state.pair_offer = None
-        self.state.pair_error = ""
+        if name == "settings":
+            current = self.core.settings
+            self.state.draft = SettingsDraft(
+                current.gateway_url, current.token, current.device_name, self.state.language
+            )
+        self.state.pair_error = self.state.settings_error = ""
         self.state.dialog = name
         self.state.typing = False
         self.state.active_card = None
 
-    def save_settings(self, url: str, token: str, name: str, language: str) -> None:
+    def save_settings(self) -> bool:
+        """Save the dialog's draft and reconnect; a gateway URL that cannot be one is refused,
+        saying why, and nothing changes (an empty one is allowed: no gateway yet)."""
+        draft = self.state.draft
+        url, token, name, language = (
+            draft.gateway_url,
+            draft.token,
+            draft.device_name,
+            draft.language,
+        )
+        problem = url_problem(url) if url.strip() else None
+        if problem is not None:
+            self.state.settings_error = self.strings(problem, url=url.strip())
+            return False
+        self.state.settings_error = ""
+        if self.state.notice == self._paired_notice:
+            self.state.notice = self._paired_notice = ""
         self.core.configure(
             Settings(gateway_url=url.strip(), token=token.strip(), device_name=name.strip())
         )
@@ -338,6 +379,8 @@ class Screen:
             self.core.store.set_meta("language", language)
             self.state.language = language
         self.state.dialog = None
+        self._connection_changed()
+        return True
 
     def clear_history(self) -> None:
         self.core.clear_history(self.state.session)

@@ -116,18 +116,14 @@ def PairForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
 
 @ft.component
 def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
-    current = screen.core.settings
-    url, set_url = ft.use_state(current.gateway_url)
-    token, set_token = ft.use_state(current.token)
-    name, set_name = ft.use_state(current.device_name)
-    language, set_language = ft.use_state(strings.language)
+    draft = state.draft
 
-    def field(label: str, value: str, setter, **kw) -> ft.TextField:
+    def field(label: str, value: str, name: str, **kw) -> ft.TextField:
         return ft.TextField(
             label=label,
             value=value,
-            on_change=lambda e: setter(e.control.value or ""),
-            on_submit=lambda _: screen.save_settings(url, token, name, language),
+            on_change=lambda e: setattr(draft, name, e.control.value or ""),
+            on_submit=lambda _: screen.save_settings(),
             **kw,
         )
 
@@ -136,32 +132,32 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
             PairForm(screen, state, strings),
             ft.Divider(),
             ft.Text(strings("manual_token"), size=16, weight=ft.FontWeight.W_600),
-            field(strings("gateway_url"), url, set_url, keyboard_type=ft.KeyboardType.URL),
             field(
-                strings("device_token"), token, set_token, password=True, can_reveal_password=True
+                strings("gateway_url"),
+                draft.gateway_url,
+                "gateway_url",
+                keyboard_type=ft.KeyboardType.URL,
+                error=state.settings_error or None,
+                error_max_lines=4,  # the whole reason, not "must start with ht…"
             ),
-            field(strings("device_name"), name, set_name),
+            field(
+                strings("device_token"),
+                draft.token,
+                "token",
+                password=True,
+                can_reveal_password=True,
+            ),
+            field(strings("device_name"), draft.device_name, "device_name"),
             ft.Semantics(
                 label=strings("language"),
                 content=ft.Dropdown(
                     label=strings("language"),
-                    value=language,
+                    value=draft.language,
                     options=[ft.dropdown.Option(key=k, text=v) for k, v in LANGUAGES.items()],
-                    on_select=lambda e: set_language(e.control.value or language),
+                    on_select=lambda e: setattr(
+                        draft, "language", e.control.value or draft.language
+                    ),
                 ),
-            ),
-            ft.Row(
-                [
-                    ft.TextButton(
-                        strings("cancel"), on_click=lambda _: screen.open_dialog(None), height=TAP
-                    ),
-                    ft.FilledButton(
-                        strings("save"),
-                        on_click=lambda _: screen.save_settings(url, token, name, language),
-                        height=TAP,
-                    ),
-                ],
-                alignment=ft.MainAxisAlignment.END,
             ),
             ft.Divider(),
             ConnectAgent(screen, strings),
@@ -174,10 +170,18 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
 
 
 def settings_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
+    """Save and Cancel are the dialog's actions: in sight at any height, under the form that
+    scrolls (at 375×667 they sat mid-scroll, under the scrollbar)."""
     return ft.AlertDialog(
         rtl=strings.rtl,
         title=ft.Text(strings("settings")),
         content=SettingsForm(screen, screen.state, strings),
+        actions=[
+            ft.TextButton(
+                strings("cancel"), on_click=lambda _: screen.open_dialog(None), height=TAP
+            ),
+            ft.FilledButton(strings("save"), on_click=lambda _: screen.save_settings(), height=TAP),
+        ],
         on_dismiss=lambda _: screen.open_dialog(None),
     )
 

@@ -23,6 +23,18 @@ class Clock:
 
 @ft.observable
 @dataclass
+class SettingsDraft:
+    """What the Settings dialog holds until Save: its fields and its Save/Cancel (always in
+    sight under the scrolling form) read and write this one object."""
+
+    gateway_url: str = ""
+    token: str = ""
+    device_name: str = ""
+    language: str = "en"
+
+
+@ft.observable
+@dataclass
 class ScreenState:
     language: str = "en"
     connection: ConnectionState = field(
@@ -47,6 +59,9 @@ class ScreenState:
     pair_busy: bool = False
     pair_error: str = ""
     notice: str = ""  # one line above the timeline until closed, e.g. "Paired with …"
+    settings_error: str = ""  # what Save refused, under the field it is about
+    draft: SettingsDraft = field(default_factory=SettingsDraft)
+    gateway_url: str = ""  # the gateway this device talks to (the offline line names it)
     loaded: bool = False
 
 

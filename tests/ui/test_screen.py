@@ -255,7 +255,7 @@ def test_escape_on_the_chosen_card_offers_undo(screen):
 def test_persian_ui_writes_its_own_numbers_in_persian_digits():
     fa = Strings("fa")
     assert fa.countdown(125) == "۲:۰۵"
-    assert fa("conn_reconnecting", seconds=12).endswith("۱۲ ثانیه دیگر")
+    assert fa("conn_reconnecting", seconds=12, url="http://x").endswith("۱۲ ثانیه دیگر")
     assert Strings("en").countdown(125) == "2:05"
 
 
@@ -320,3 +320,71 @@ def test_a_card_opened_by_a_link_stays_in_front_when_others_arrive(screen):
     assert [i.id for i in arrivals[-1]] == ["pr_b"]  # but it is still announced
     add(screen, record("pr_a", 1, status="answered"), record("pr_c", 3))
     assert screen.state.scroll_to_top == before + 1  # the linked card is done: back to normal
+
+
+# ---- settings, the connection line, the history's order -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("htp:/127.0.0.1:18999", "must start with http:// or https://"),
+        ("127.0.0.1:8765", "must start with http:// or https://"),
+        ("http:/127.0.0.1:18999", "no address after"),
+        ("https://", "no address after"),
+    ],
+)
+def test_save_refuses_a_gateway_url_that_cannot_be_one_and_says_why(screen, url, says):
+    screen.open_dialog("settings")
+    screen.state.draft.gateway_url = url
+    screen.state.draft.token = "device-token-for-tests"
+    assert not screen.save_settings()
+    assert says in screen.state.settings_error and url in screen.state.settings_error
+    assert screen.state.dialog == "settings"  # still open, to mend it
+    assert screen.core.settings.gateway_url == ""  # nothing saved
+    screen.state.draft.gateway_url = "http://127.0.0.1:18999/"
+    assert screen.save_settings()
+    assert screen.state.settings_error == "" and screen.state.dialog is None
+    assert screen.core.settings.gateway_url == "http://127.0.0.1:18999/"
+    assert screen.state.gateway_url == "http://127.0.0.1:18999/"
+
+
+def test_the_offline_line_names_the_gateway_that_does_not_answer(screen):
+    from app.device import Connection, ConnectionState
+    from app.ui.chrome import connection_text
+
+    screen.open_dialog("settings")
+    screen.state.draft.gateway_url = "http://10.0.0.7:8765"
+    screen.save_settings()
+    screen.core.connection = ConnectionState(Connection.RECONNECTING)
+    screen.tick()
+    text = connection_text(screen.state.connection, Strings(), screen.state.gateway_url)
+    assert text.startswith("Offline: http://10.0.0.7:8765 does not answer")
+
+
+def test_a_paired_line_goes_once_the_connection_is_lost_or_settings_change(screen):
+    from app.device import Connection, ConnectionState
+
+    screen.state.notice = screen._paired_notice = "Paired with http://10.0.0.7:8765."
+    screen.core.connection = ConnectionState(Connection.CONNECTED)
+    screen.tick()
+    assert screen.state.notice  # connected: it stays
+    screen.core.connection = ConnectionState(Connection.UNAUTHORIZED)
+    screen.tick()
+    assert screen.state.notice == ""
+    screen.state.notice = "Port 8765 was taken; the gateway is on 8766."  # another notice
+    screen.core.connection = ConnectionState(Connection.RECONNECTING)
+    screen.tick()
+    assert screen.state.notice.startswith("Port 8765")
+
+
+def test_history_is_newest_resolved_first(screen):
+    def resolved(id_: str, created: int, resolved_minute: int) -> PromptRecord:
+        at = (NOW - timedelta(minutes=60 - resolved_minute)).isoformat()
+        return record(
+            id_, created, status="dismissed", resolvedAt=at, resolvedBy={"kind": "device"}
+        )
+
+    add(screen, resolved("pr_old", 1, 50), resolved("pr_new", 20, 30), record("pr_w", 5))
+    assert [i.id for i in screen.state.history] == ["pr_old", "pr_new"]
+    assert [i.id for i in screen.state.waiting] == ["pr_w"]
