@@ -1,27 +1,46 @@
-"""`python -m tests.bench [latency|capacity|throughput|fanout|pollpath|device|versus]` (all
-but versus, which needs a running OpenClaw gateway, when no name is given)."""
+"""`python -m tests.bench [--quick] [latency|capacity|throughput|fanout|pollpath|device|versus]`
+(all but versus, which needs a running OpenClaw gateway, when no name is given).
+
+`--quick` runs each with a few iterations and small sizes: its figures mean nothing, but a
+benchmark that no longer runs fails (`.ci/run` does this, so none rots unnoticed).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Callable
 
 from . import device_bench, fanout_bench, gateway_bench, openclaw_bench, poll_path_bench
 
-BENCHMARKS = {
-    "latency": lambda: asyncio.run(gateway_bench.latency()),
-    "capacity": lambda: asyncio.run(gateway_bench.capacity()),
-    "throughput": lambda: asyncio.run(gateway_bench.throughput()),
-    "fanout": lambda: asyncio.run(fanout_bench.fanout()),
-    "pollpath": poll_path_bench.poll_path,
-    "device": device_bench.timeline,
-    "versus": lambda: asyncio.run(openclaw_bench.versus()),
+# name → (the measurement, the same in quick mode)
+BENCHMARKS: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
+    "latency": (
+        lambda: asyncio.run(gateway_bench.latency()),
+        lambda: asyncio.run(gateway_bench.latency(iterations=10, idle_levels=(1, 10))),
+    ),
+    "capacity": (
+        lambda: asyncio.run(gateway_bench.capacity()),
+        lambda: asyncio.run(gateway_bench.capacity(levels=(50,), iterations=10)),
+    ),
+    "throughput": (
+        lambda: asyncio.run(gateway_bench.throughput()),
+        lambda: asyncio.run(gateway_bench.throughput(seconds=0.5, concurrency_levels=(1,))),
+    ),
+    "fanout": (
+        lambda: asyncio.run(fanout_bench.fanout()),
+        lambda: asyncio.run(fanout_bench.fanout(levels=(0, 10), rounds=5)),
+    ),
+    "pollpath": (poll_path_bench.poll_path, lambda: poll_path_bench.poll_path(50, 3)),
+    "device": (device_bench.timeline, lambda: device_bench.timeline(count=300, runs=1)),
+    "versus": (lambda: asyncio.run(openclaw_bench.versus()), lambda: None),
 }
 BY_DEFAULT = [name for name in BENCHMARKS if name != "versus"]
 
 
 def main(argv: list[str]) -> int:
-    names = argv or BY_DEFAULT
+    quick = "--quick" in argv
+    names = [a for a in argv if a != "--quick"] or BY_DEFAULT
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         print(
@@ -30,7 +49,7 @@ def main(argv: list[str]) -> int:
         )
         return 2
     for name in names:
-        BENCHMARKS[name]()
+        BENCHMARKS[name][1 if quick else 0]()
     return 0
 
 

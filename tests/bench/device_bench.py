@@ -42,11 +42,16 @@ def _records(count: int) -> list[PromptRecord]:
     return records
 
 
-def timeline(count: int = 10_000, page: int = 50, runs: int = 5) -> None:
+def timeline(count: int = 10_000, runs: int = 5) -> None:
+    """What the app does before it draws: open the store and read the timeline the screen shows
+    (every waiting card and the first page of history, with each item's status and its summary
+    lines). Widgets are built by Flet's client from these, so they are not in the figure."""
     from app.device import DeviceCore, LocalStore
     from app.protocol.strings import Strings
-    from app.ui.timeline import Timeline
+    from app.ui.screen import HISTORY_PAGE, Screen
+    from app.ui.summary import summary_lines
 
+    page = HISTORY_PAGE
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "device.sqlite3"
         store = LocalStore(path)
@@ -67,7 +72,11 @@ def timeline(count: int = 10_000, page: int = 50, runs: int = 5) -> None:
 
         def ours() -> None:
             core = DeviceCore(LocalStore(path))
-            Timeline(Strings(), lambda *a: None, lambda *a: None).render(core.timeline(limit=page))
+            screen = Screen(core)
+            screen.reload()
+            lines = [summary_lines(item, Strings()) for item in screen.state.history]
+            assert len(lines) == min(page, count)
+            screen.close()
             core.store.close()
 
         def baseline() -> None:

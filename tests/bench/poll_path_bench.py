@@ -29,7 +29,7 @@ from uvicorn.server import ServerState
 from app.gateway.api import create_app
 from app.gateway.config import GatewayConfig
 from app.gateway.connections import ANSWER_AT_ONCE, GuardedHttpProtocol
-from app.protocol import CreatePromptRequest
+from app.protocol import DEFAULT_PERSON_ID, CreatePromptRequest
 from tests.support import DEVICE_TOKEN, TOKENS
 
 from .harness import PROMPT, emit
@@ -81,12 +81,12 @@ def _request(cursor: int) -> bytes:
     ).encode()
 
 
-def poll_path() -> None:
+def poll_path(connections: int = CONNECTIONS, passes: int = PASSES) -> None:
     """On uvloop, as the gateway runs."""
-    uvloop.run(_stages())
+    uvloop.run(_stages(connections, passes))
 
 
-async def _stages() -> None:
+async def _stages(connection_count: int, passes: int) -> None:
     app = create_app(
         GatewayConfig(
             data_dir=Path(tempfile.mkdtemp(prefix="ask-user-bench-")),
@@ -104,7 +104,7 @@ async def _stages() -> None:
 
     def connections(kind: type[GuardedHttpProtocol]) -> list[GuardedHttpProtocol]:
         made = []
-        for _ in range(CONNECTIONS):
+        for _ in range(connection_count):
             protocol = kind(
                 config=config, server_state=server_state, app_state=lifespan.state, _loop=loop
             )
@@ -113,9 +113,9 @@ async def _stages() -> None:
         return made
 
     def best_pass(protocols: list[GuardedHttpProtocol], after_each: Any = None) -> float:
-        """The fastest of PASSES passes of one poll per connection, per connection (µs)."""
+        """The fastest of `passes` passes of one poll per connection, per connection (µs)."""
         request, best = _request(gateway.store.last_seq), float("inf")
-        for _ in range(PASSES):
+        for _ in range(passes):
             started = time.perf_counter()
             for protocol in protocols:
                 protocol.data_received(request)
@@ -138,14 +138,14 @@ async def _stages() -> None:
     stages["parked"] = best_pass(connections(GuardedHttpProtocol), after_each=let_go)
 
     protocols, woken = connections(GuardedHttpProtocol), float("inf")
-    for i in range(PASSES):
+    for i in range(passes):
         poll = _request(gateway.store.last_seq)
         for protocol in protocols:
             protocol.data_received(poll)
         written = [protocol.transport.writes for protocol in protocols]
         started = time.perf_counter()
         request = CreatePromptRequest.model_validate({**PROMPT, "sessionKey": f"p{i}"})
-        gateway.create("bench", request)
+        gateway.create("bench", DEFAULT_PERSON_ID, request)
         while any(p.transport.writes == n for p, n in zip(protocols, written, strict=True)):
             await asyncio.sleep(0)
         woken = min(woken, time.perf_counter() - started)
@@ -154,7 +154,7 @@ async def _stages() -> None:
 
     emit(
         "poll_path",
-        connections=CONNECTIONS,
+        connections=connection_count,
         us_per_device_per_event={name: round(us, 2) for name, us in stages.items()},
         ratio_to_parse={name: round(us / stages["parse"], 2) for name, us in stages.items()},
         repoll_and_wake_us=round(stages["parked"] + stages["woken"], 2),
