@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import signal
 import sys
@@ -73,7 +74,18 @@ def _prompt_from(args: argparse.Namespace) -> dict[str, Any]:
         text = sys.stdin.read()
     else:
         raise ValueError("give --file prompt.json, JSON on stdin, or --question with --option")
-    data = json.loads(text)
+    if not text.strip():
+        where = f"the file {args.file}" if args.file and args.file != "-" else "stdin"
+        raise ValueError(
+            f"{where} is empty: give the prompt as JSON, e.g. "
+            '{"questions": [{"id": "q", "header": "Deploy", "question": "Where?", '
+            '"options": [{"label": "Staging"}, {"label": "Production"}]}]}, '
+            "or use --question with --option"
+        )
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the prompt is not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError("the prompt must be a JSON object with a 'questions' array")
     return data
@@ -99,8 +111,20 @@ def _stop_on_signals() -> _Stop:
     return stop
 
 
+def _warnings_to_stderr() -> None:
+    """What the agent side warns of (an unreachable gateway, retried) is said on stderr as it
+    happens: a library leaves that to its program's logging, a command is the program."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("warning: %(message)s"))
+    agent_log = logging.getLogger("ask_user.agent")
+    agent_log.addHandler(handler)
+    agent_log.setLevel(logging.WARNING)
+
+
 def run_ask(args: argparse.Namespace) -> int:
     from .client import AskUserError, ask_user
+
+    _warnings_to_stderr()
 
     try:
         prompt = _prompt_from(args)
@@ -164,6 +188,8 @@ def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from .mcp_server import serve_stdio
+
+    _warnings_to_stderr()  # stdout is the protocol; clients keep a server's stderr in their log
 
     options = {
         "gateway_url": args.gateway_url,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -27,6 +28,7 @@ from app.protocol import (
     error_from_body,
     validate_prompt,
 )
+from app.protocol.errors import describe
 from app.protocol.local_gateway import (
     AGENT_TOKEN_ENV,
     GATEWAY_URL_ENV,
@@ -36,6 +38,8 @@ from app.protocol.local_gateway import (
 )
 
 from . import asking
+
+log = logging.getLogger("ask_user.agent")
 
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
 CREATE_RETRY_SECONDS = 15
@@ -51,8 +55,7 @@ class AskUserError(Exception):
         self.fields = list(fields)
 
     def __str__(self) -> str:
-        lines = [self.message, *(f"- {f}" for f in self.fields)]
-        return "\n".join(lines)
+        return describe(self.message, self.fields)
 
 
 @dataclass(frozen=True)
@@ -191,6 +194,14 @@ class HttpAsker:
                         "gateway_unreachable",
                         f"cannot reach the gateway at {self.http.base_url}: {exc}",
                     ) from None
+                if attempt == 0:  # said once, not silent for the whole retry
+                    log.warning(
+                        "cannot reach the gateway at %s (%s); trying again for %d s. Is it "
+                        "running (`python -m app gateway`), and is this its address?",
+                        self.http.base_url,
+                        exc or exc.__class__.__name__,
+                        self.create_retry_seconds,
+                    )
             else:
                 if response.status_code in (200, 201):
                     return response.json()

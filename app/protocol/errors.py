@@ -83,9 +83,7 @@ class ProtocolError(Exception):
         super().__init__(self.message)
 
     def __str__(self) -> str:
-        if not self.fields:
-            return self.message
-        return self.message + "\n" + "\n".join(f"- {f}" for f in self.fields)
+        return describe(self.message, self.fields)
 
     @property
     def http_status(self) -> int:
@@ -98,6 +96,14 @@ class ProtocolError(Exception):
             error["fields"] = [{"path": f.path, "message": f.message} for f in self.fields]
         error.update(self.extra)
         return {"error": error}
+
+
+def describe(message: str, fields: list[FieldError]) -> str:
+    """An error as a person reads it: the message, then each field's problem on its own line,
+    unless the message already is the one field's problem (it was said twice)."""
+    if not fields or (len(fields) == 1 and str(fields[0]) == message):
+        return message
+    return message + "\n" + "\n".join(f"- {f}" for f in fields)
 
 
 def error_from_body(body: Any, status: int, reason: str = "") -> ProtocolError:

@@ -104,6 +104,58 @@ def test_file_flag_and_invalid_prompt_exit_1(gateway, tmp_path):
     assert "questions[0].options[0].label" in err and "automatically" in err
 
 
+@pytest.mark.parametrize(
+    ("stdin", "says"),
+    [
+        ("", "stdin is empty: give the prompt as JSON"),
+        ("  \n", "stdin is empty: give the prompt as JSON"),
+        ("{questions:", "the prompt is not JSON (Expecting property name"),
+    ],
+)
+def test_an_empty_or_broken_prompt_says_what_to_give(gateway, stdin, says):
+    process = _ask(gateway, stdin=stdin)
+    _, err = process.communicate(stdin, timeout=30)
+    assert process.returncode == 1
+    assert err.startswith(f"error: {says}"), err
+    assert "Expecting value: line 1" not in err or "not JSON" in err
+
+
+def test_a_problem_with_one_field_is_said_once(gateway):
+    body = {
+        "questions": [{"id": "q", "header": "H", "question": "Q?", "options": [{"label": "a"}]}]
+    }
+    process = _ask(gateway, stdin="")
+    _, err = process.communicate(json.dumps(body), timeout=30)
+    assert process.returncode == 1
+    assert err.count("2 to 4 options allowed") == 1, err
+
+
+def test_an_unreachable_gateway_is_said_at_once_not_after_the_retries(gateway):
+    from tests.support import free_port
+
+    body = {
+        "questions": [
+            {
+                "id": "q",
+                "header": "H",
+                "question": "Q?",
+                "options": [{"label": "a"}, {"label": "b"}],
+            }
+        ]
+    }
+    nobody = f"http://127.0.0.1:{free_port()}"
+    process = _ask(gateway, "--gateway-url", nobody, stdin="")
+    process.stdin.write(json.dumps(body))
+    process.stdin.close()
+    first = process.stderr.readline()
+    try:
+        assert process.poll() is None  # still trying: the person was told while it retries
+        assert f"cannot reach the gateway at {nobody}" in first and "trying again" in first
+    finally:
+        process.kill()
+        process.wait(10)
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a shell does to a background job
 
