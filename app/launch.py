@@ -61,9 +61,12 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str, str | None]:
+def start_embedded_gateway(
+    store, port: int, web_app_url: str | None = None
+) -> tuple[str, Path | None, str, str | None]:
     """Start the gateway inside this process; point the device at it. Returns its URL, the
-    token file, the agent token, and a notice when the usual port was taken."""
+    token file, the agent token, and a notice when the usual port was taken. `web_app_url`:
+    where this app is served in a browser, for `pair` to print a browser's link."""
     from app.device import Settings
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
     from app.gateway.config import NOTIFY_ENV, default_data_dir, write_local_info
@@ -77,7 +80,8 @@ def start_embedded_gateway(store, port: int) -> tuple[str, Path | None, str, str
     notify = tuple(os.environ.get(NOTIFY_ENV, "").split())
     config = GatewayConfig(data_dir=data_dir, tokens=tokens, port=port, notify_urls=notify)
     gateway = EmbeddedGateway(config).start()
-    write_local_info(data_dir, gateway.url)  # agents, `ask-user mcp` and `pair` find it here
+    # Agents, `ask-user mcp` and `pair` find it here, where it really listens.
+    write_local_info(data_dir, gateway.url, web_app_url)
     name = Settings.load(store).device_name or socket.gethostname()
     Settings(gateway_url=gateway.url, token=tokens.device[0], device_name=name).save(store)
     store.set_meta(EMBEDDED_MARK, tokens.device[0])
@@ -114,8 +118,9 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         from app.gateway.config import ConfigError
 
         try:
+            web_app_url = _web_app_url(args) if _web(args) else None
             agent_url, token_file, agent_token, notice = start_embedded_gateway(
-                store, args.gateway_port
+                store, args.gateway_port, web_app_url
             )
         except ConfigError as exc:
             store.close()
@@ -156,8 +161,7 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         for name in ("SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), stopped)
-    web = args.web or not _has_display()
-    if web:
+    if _web(args):
         print(f"Ask User is at http://{args.host}:{args.port}", flush=True)
         try:
             ft.run(
@@ -178,6 +182,18 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     else:
         ft.run(main, assets_dir=str(ASSETS_DIR))
     return 0
+
+
+def _web_app_url(args: argparse.Namespace) -> str:
+    """Where a browser opens this app: the LAN address when it listens on every interface."""
+    from app.gateway.addresses import reachable_url, url_for
+
+    return reachable_url(args.host, args.port) or url_for(args.host, args.port)
+
+
+def _web(args: argparse.Namespace) -> bool:
+    """Served to a browser: asked for, or no display to open a window on."""
+    return bool(args.web) or not _has_display()
 
 
 DEMO_STOP_SECONDS = 20  # how long a stopped demo waits for its runs to cancel their prompts

@@ -107,3 +107,65 @@ def test_stopping_the_demo_cancels_its_agents_prompts(tmp_path):
         }
     finally:
         gateway.terminate()
+
+
+def test_pair_finds_the_embedded_gateway_where_it_listens_and_prints_the_browsers_link(tmp_path):
+    """The usual gateway port taken, the app's gateway is elsewhere: `pair` on this machine
+    finds it (it said no gateway answers at :8765) and prints the web app's /pair link too."""
+    import json
+    import os
+    import re
+    import subprocess
+    import sys
+
+    import httpx
+
+    from app.protocol import PairLink, parse_link
+    from tests.support import free_port, wait_until
+
+    gateway_dir = tmp_path / "gateway"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env.update(ASK_USER_APP_DATA=str(tmp_path / "app"), ASK_USER_GATEWAY_DATA=str(gateway_dir))
+    taken = socket.create_server(("127.0.0.1", 0))  # someone else is on the gateway's port
+    web_port = free_port()
+    app = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "--web",
+            "--port",
+            str(web_port),
+            "--gateway-port",
+            str(taken.getsockname()[1]),
+        ],
+        env=env,
+        stdout=(tmp_path / "app.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        info = gateway_dir / "gateway.json"
+        wait_until(lambda: info.exists() and "webAppUrl" in info.read_text(), timeout=60)
+        local_url = json.loads(info.read_text())["localUrl"]
+        assert not local_url.endswith(f":{taken.getsockname()[1]}")
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "pair"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        browser = re.search(r"^Browser:\s+(\S+)$", done.stdout, re.M).group(1)
+        assert browser.startswith(f"http://127.0.0.1:{web_port}/pair?")
+        link = parse_link(browser)
+        assert isinstance(link, PairLink) and link.gateway_url == local_url
+        paired = httpx.post(f"{local_url}/v1/devices", json={"code": link.code}, timeout=10)
+        assert paired.status_code == 201, paired.text
+    finally:
+        app.terminate()
+        try:
+            app.wait(20)
+        except subprocess.TimeoutExpired:
+            app.kill()
+        taken.close()

@@ -78,7 +78,10 @@ def build_agent_token_parser(parser: argparse.ArgumentParser) -> argparse.Argume
 
 def _connect(args: argparse.Namespace) -> httpx.Client:
     data_dir = (args.data_dir or default_data_dir()).expanduser()
-    url = args.gateway_url or read_local_info(data_dir).get("localUrl")
+    local = read_local_info(data_dir)
+    # The web app that embeds this machine's gateway, for a browser's pairing link.
+    args.web_app_url = local.get("webAppUrl") if not args.gateway_url else None
+    url = args.gateway_url or local.get("localUrl")
     url = url or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
     token = os.environ.get(ADMIN_TOKEN_ENV) or _local_admin_token(data_dir)
     if not token:
@@ -130,6 +133,7 @@ def pair(args: argparse.Namespace) -> int:
             body["personId"] = _person_id(client, args.person)
         pairing = _call(client, "POST", "/v1/pairings", json=body).json()
     from app.protocol import PairLink, parse_link
+    from app.protocol.pairing import web_pair_link
 
     link = parse_link(pairing["link"])
     gateway_url = link.gateway_url if isinstance(link, PairLink) else "?"
@@ -137,6 +141,9 @@ def pair(args: argparse.Namespace) -> int:
     print("(or open the link on the phone, or type the address and code in Settings).\n")
     print(_qr(pairing["link"]))
     print(f"Link:    {pairing['link']}")
+    web_app = getattr(args, "web_app_url", None)
+    browser = web_pair_link(web_app or "", gateway_url, pairing["code"])
+    print(f"Browser: {browser}" + ("" if web_app else "   (after the web app's address)"))
     print(f"Address: {gateway_url}")
     print(f"Code:    {pairing['code']}")
     print(f"Valid once, for 10 minutes (until {_local_time(pairing['expiresAt'])}).")

@@ -123,10 +123,14 @@ def load_tokens(data_dir: Path, env: Mapping[str, str] | None = None) -> Tokens:
     return Tokens(roles["agent"], roles["device"], path, admin=roles["admin"])
 
 
-def write_local_info(data_dir: Path, local_url: str) -> None:
-    """Tell `python -m app pair` (and friends) on this machine where the gateway listens."""
+def write_local_info(data_dir: Path, local_url: str, web_app_url: str | None = None) -> None:
+    """Tell `python -m app pair` (and friends) on this machine where the gateway listens, and
+    where the web app that embeds it is served (for a browser's pairing link)."""
     data_dir.mkdir(parents=True, exist_ok=True)
-    _write_private(data_dir / LOCAL_INFO_FILE, {"localUrl": local_url})
+    info = {"localUrl": local_url}
+    if web_app_url:
+        info["webAppUrl"] = web_app_url
+    _write_private(data_dir / LOCAL_INFO_FILE, info)
 
 
 def read_local_info(data_dir: Path) -> dict:

@@ -118,6 +118,11 @@ def pair_link(gateway_url: str, code: str) -> str:
     return f"{LINK_SCHEME}://pair?" + urlencode({"url": gateway_url, "code": code})
 
 
+def web_pair_link(app_url: str, gateway_url: str, code: str) -> str:
+    """The same pairing for the app in a browser: its page route `/pair?url=…&code=…`."""
+    return f"{app_url.rstrip('/')}/pair?" + urlencode({"url": gateway_url, "code": code})
+
+
 def prompt_link(prompt_id: str) -> str:
     return f"{LINK_SCHEME}://prompt/{quote(prompt_id, safe='')}"
 

@@ -33,6 +33,9 @@ def _link(output: str) -> PairLink:
     code = re.search(r"^Code:\s+(\S+)$", output, re.M).group(1)
     assert link.code == code
     assert "█" in output and "Valid once, for 10 minutes" in output
+    browser = re.search(r"^Browser:\s+(\S+)", output, re.M)
+    assert browser, output  # the same pairing for the web app: its /pair page route
+    assert "/pair?" in browser.group(1) and parse_link(browser.group(1)) == link
     return link
 
 
