@@ -163,25 +163,34 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
                 signal.signal(getattr(signal, name), stopped)
     if _web(args):
         print(f"Ask User is at http://{args.host}:{args.port}", flush=True)
-        try:
-            ft.run(
-                main,
-                host=args.host,
-                port=args.port,
-                view=None,
-                assets_dir=str(ASSETS_DIR),
-                no_cdn=True,
-                web_renderer=ft.WebRenderer.CANVAS_KIT,
-            )
-        except AttributeError as exc:
-            # Stopped by a signal its uvicorn caught, Flet 1.0.5 closes the server with a call
-            # (`Server.shutdown` before `servers` exists) that raises: the app has ended all
-            # the same, so end quietly (the demo's agents are stopped at exit).
-            if "servers" not in str(exc):
-                raise
+        serve_web(main, args.host, args.port, str(ASSETS_DIR))
     else:
         ft.run(main, assets_dir=str(ASSETS_DIR))
     return 0
+
+
+def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
+    """The app for browsers: Flet's own FastAPI app (its documented way to host), served by
+    uvicorn, so the page's title, description and install manifest say Ask User, not Flet
+    (`ft.run` passes no app name). Nothing is loaded from a CDN."""
+    import flet as ft
+    import flet_web.fastapi as flet_fastapi  # type: ignore[import-untyped]  # flet-web ships no py.typed
+    import uvicorn
+
+    from app.protocol.strings import Strings
+
+    strings = Strings()
+    web = flet_fastapi.app(
+        main,
+        assets_dir=assets_dir,
+        app_name=strings("app_title"),
+        app_short_name=strings("app_title"),
+        app_description=strings("app_description"),
+        web_renderer=ft.WebRenderer.CANVAS_KIT,
+        no_cdn=True,
+    )
+    # A stop (Ctrl-C, SIGTERM) closes the app's sockets after at most this long.
+    uvicorn.run(web, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
 
 def _web_app_url(args: argparse.Namespace) -> str:

@@ -10,6 +10,7 @@ RTL_LANGUAGES = {PERSIAN}
 
 _EN = {
     "app_title": "Ask User",
+    "app_description": "Answer the questions your AI agents stop to ask.",
     "status_answered_by_link": "Answered from a link",
     "link_title": "A question for you",
     "link_sent": "Sent. The agent has your answer.",
@@ -83,6 +84,8 @@ _EN = {
     "pair_confirm": "Pair this app with the gateway at {url}?",
     "pair_replaces": "It replaces the gateway this app uses now ({url}).",
     "paired": "Paired with {url}.",
+    "choice_not_sent": "“{header}” was answered elsewhere (another tab or device) before your "
+    "choice here was sent; what was sent is in the history.",
     "pair_failed_input": "Enter the gateway's address (http://… or https://…) and the code.",
     "pair_failed_code": "That code is unknown, already used or expired. Make a new one with "
     "`python -m app pair`.",
@@ -109,6 +112,7 @@ _FA = {
     "link_too_many": "پیوندهای نادرست زیادی از این نشانی آمد. یک دقیقه صبر کنید و دوباره بکوشید.",
     "link_stale": "این صفحه باز بود که پرسش تغییر کرد. اینک همان‌گونه که هست.",
     "app_title": "پرسش از کاربر",
+    "app_description": "به پرسش‌هایی که عامل‌های هوش مصنوعی‌تان می‌پرسند پاسخ دهید.",
     "submit": "ارسال",
     "dismiss": "رد کردن",
     "other": "دیگر",
@@ -171,6 +175,8 @@ _FA = {
     "pair_confirm": "این برنامه با دروازهٔ {url} جفت شود؟",
     "pair_replaces": "جای دروازه‌ای را که اکنون به کار می‌رود ({url}) می‌گیرد.",
     "paired": "با {url} جفت شد.",
+    "choice_not_sent": "به «{header}» پیش از فرستادن انتخاب شما در اینجا، جای دیگری (زبانه یا "
+    "دستگاهی دیگر) پاسخ داده شد؛ آنچه فرستاده شد در تاریخچه است.",
     "pair_failed_input": "نشانی دروازه (http://… یا https://…) و کد را وارد کنید.",
     "pair_failed_code": "این کد ناشناخته، به‌کاررفته یا منقضی است. با `python -m app pair` کد "
     "تازه‌ای بسازید.",

@@ -180,7 +180,7 @@ def QuestionBlock(
         padding=ft.Padding.symmetric(horizontal=8, vertical=2),
     )
     hint = strings("choose_many") if question.multi_select else strings("choose_one")
-    prefix = f"{number}. " if number else ""
+    prefix = f"{strings.digits(number)}. " if number else ""
     return ft.Column(
         [
             ft.Row(

@@ -81,6 +81,7 @@ class Screen:
         self._reload_pending = False
         self._waiting_ids: set[str] = set()  # waiting in the store at the last reload
         self._paired_notice = ""  # the "Paired with …" line, while it is the one shown
+        self._sent: set[str] = set()  # prompts this screen answered or dismissed
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
@@ -128,6 +129,9 @@ class Screen:
         new = [i for i in everywhere if i.id not in self._waiting_ids]
         self._waiting_ids = {i.id for i in everywhere}
         arrived = any(i.id in open_ids for i in new)
+        self._tell_of_unsent_choices(open_ids, {i.id: i for i in history})
+        # Tabs of one web app are one device: a language saved in one reaches the others.
+        state.language = core.store.get_meta("language") or state.language
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
             for i in waiting
@@ -153,6 +157,19 @@ class Screen:
                 state.scroll_to_top += 1
         if new and was_loaded:
             self.on_arrival(new)
+
+    def _tell_of_unsent_choices(
+        self, open_ids: set[str], resolved: dict[str, TimelineItem]
+    ) -> None:
+        """A card with a choice not yet sent was resolved elsewhere (another tab of this web
+        app, or another device): say so, rather than let the choice vanish into a summary."""
+        for prompt_id, answers in self.state.selections.items():
+            item = resolved.get(prompt_id)
+            if item is None or prompt_id in open_ids or prompt_id in self._sent:
+                continue
+            if any(answers.answers().values()):
+                header = item.record.questions[0].header
+                self.state.notice = self.strings("choice_not_sent", header=header)
 
     def _show_linked(self, open_ids: set[str], history_ids: set[str]) -> None:
         """A prompt link waits until its prompt is here; then that card is chosen and shown.
@@ -233,9 +250,11 @@ class Screen:
         answers = self.state.selections.get(prompt_id)
         if answers is None or not answers.complete:
             return False
+        self._sent.add(prompt_id)  # first: the core's change reloads this screen at once
         try:
             self.core.answer(prompt_id, answers.answers())
         except ProtocolError as exc:
+            self._sent.discard(prompt_id)
             detail = "; ".join(f.message for f in exc.fields) or exc.message
             self.state.errors = {
                 **self.state.errors,
@@ -263,6 +282,7 @@ class Screen:
             return
         self.state.undo = {k: v for k, v in self.state.undo.items() if k not in due}
         for prompt_id in due:
+            self._sent.add(prompt_id)
             with contextlib.suppress(ProtocolError):  # already read-only: nothing to dismiss
                 self.core.dismiss(prompt_id)
         self.reload()
@@ -372,12 +392,12 @@ class Screen:
         self.state.settings_error = ""
         if self.state.notice == self._paired_notice:
             self.state.notice = self._paired_notice = ""
+        if language != self.state.language:  # before configure: its change reloads every tab
+            self.core.store.set_meta("language", language)
+            self.state.language = language
         self.core.configure(
             Settings(gateway_url=url.strip(), token=token.strip(), device_name=name.strip())
         )
-        if language != self.state.language:
-            self.core.store.set_meta("language", language)
-            self.state.language = language
         self.state.dialog = None
         self._connection_changed()
         return True

@@ -135,6 +135,18 @@ def make_history(page, gateway, count: int) -> None:
 # ---- answering ----------------------------------------------------------------------------
 
 
+def test_the_page_and_its_install_manifest_say_ask_user_not_flet(stack):
+    import httpx
+
+    _gateway, app = stack
+    page = httpx.get(app.url, timeout=10).text
+    assert "<title>Ask User</title>" in page and "Flet" not in page.split("<script")[0]
+    assert '<meta name="description" content="Answer the questions your AI agents' in page
+    manifest = httpx.get(f"{app.url}/manifest.json", timeout=10).json()
+    assert (manifest["name"], manifest["short_name"]) == ("Ask User", "Ask User")
+    assert "Flet" not in manifest["description"]
+
+
 def test_single_select_answered_by_tapping(browser, stack, agent):
     gateway, app = stack
     result = ask(agent, gateway, SINGLE)
@@ -218,7 +230,7 @@ def test_dismiss_offers_undo_before_it_reaches_the_agent(browser, stack, agent):
     assert not result.done()
     page.get_by_role("button", name="Dismiss").click()
     assert result.result(timeout=30) == {"status": "no_answer", "reason": "dismissed"}
-    expect(summary(page, "Dismissed", "Target — Where should I deploy")).to_be_visible(
+    expect(summary(page, "Dismissed", "Target: No answer — Where should I deploy")).to_be_visible(
         timeout=TIMEOUT
     )
     expect(page.get_by_role("button", name="Undo")).to_have_count(0)
@@ -233,7 +245,7 @@ def test_expiry_while_the_card_is_open(browser, stack, agent):
     option(page, "Production").click()  # half-way through, time runs out
     gateway.clock.advance(60)
     assert result.result(timeout=30) == {"status": "no_answer", "reason": "expired"}
-    expect(summary(page, "Expired", "Target — Where should I deploy")).to_be_visible(
+    expect(summary(page, "Expired", "Target: No answer — Where should I deploy")).to_be_visible(
         timeout=TIMEOUT
     )
     expect(page.get_by_role("button", name="Submit")).to_have_count(0)
@@ -273,7 +285,7 @@ def test_summary_survives_an_app_restart(browser, stack, agent):
     again = AppProcess(app.data_dir, gateway.url).start()
     try:
         page = open_app(browser, again.url)
-        expect(summary(page, "Answered", "Target — Where", "Production")).to_be_visible(
+        expect(summary(page, "Answered", "Target: Production — Where")).to_be_visible(
             timeout=TIMEOUT
         )
         shot(page, "09-summary-after-restart")
@@ -498,6 +510,45 @@ def test_settings_refuses_a_url_that_cannot_be_one_and_keeps_save_in_sight(brows
     shot(page, "16c-offline-names-the-gateway")
 
 
+def test_clear_history_with_three_tabs_open_closes_its_dialog_every_time(browser, stack, agent):
+    """Tabs of one web app are one device: history cleared in one reaches the others, and the
+    dialog of the tab that cleared closes (it stayed open, with a dead Cancel, 2 times in 4)."""
+    gateway, app = stack
+    first = open_app(browser, app.url)
+    tabs = [first, first.context.new_page(), first.context.new_page()]
+    for tab in tabs[1:]:
+        tab.goto(app.url)
+    for attempt in range(4):
+        make_history(tabs[0], gateway, 1)
+        for tab in tabs:
+            expect(summary(tab, "Answered elsewhere", "Production")).to_have_count(
+                1, timeout=TIMEOUT
+            )
+        tab = tabs[attempt % 3]
+        tab.bring_to_front()
+        tab.get_by_role("button", name="Clear history").click()
+        tab.get_by_role("button", name="Clear", exact=True).click()
+        expect(tab.get_by_role("button", name="Clear", exact=True)).to_have_count(
+            0, timeout=TIMEOUT
+        )
+        for other in tabs:
+            expect(other.get_by_text("No questions yet", exact=False)).to_be_visible(
+                timeout=TIMEOUT
+            )
+    # A dialog left open in one tab while another clears still closes with its Cancel.
+    make_history(tabs[0], gateway, 1)
+    tabs[1].bring_to_front()
+    tabs[1].get_by_role("button", name="Clear history").click()
+    expect(tabs[1].get_by_role("button", name="Cancel")).to_be_visible(timeout=TIMEOUT)
+    tabs[2].bring_to_front()
+    tabs[2].get_by_role("button", name="Clear history").click()
+    tabs[2].get_by_role("button", name="Clear", exact=True).click()
+    expect(tabs[2].get_by_text("No questions yet", exact=False)).to_be_visible(timeout=TIMEOUT)
+    tabs[1].bring_to_front()
+    tabs[1].get_by_role("button", name="Cancel").click()
+    expect(tabs[1].get_by_role("button", name="Cancel")).to_have_count(0, timeout=TIMEOUT)
+
+
 def test_session_filter_shows_one_session(browser, stack, agent):
     gateway, app = stack
     ask(agent, gateway, SINGLE, session="deploy")
@@ -538,7 +589,8 @@ def test_persian_ui_digits_mirroring_urgency_and_a_restart(browser, stack, agent
     expect(page.get_by_text("پرسش از کاربر")).to_be_visible(timeout=TIMEOUT)  # the title
     result = ask(agent, gateway, SINGLE, timeout_seconds=60)  # English, in a Persian app
     expect(page.get_by_role("button", name="رد کردن")).to_have_count(2, timeout=TIMEOUT)
-    # Persian digits in the app's own numbers; the last minute is urgent (red).
+    # Persian digits in the app's own numbers (the questions' too); the last minute is urgent.
+    expect(page.get_by_text("۲. How should people sign in?")).to_be_attached(timeout=TIMEOUT)
     urgent = page.get_by_text(re.compile(r"^[۰-۹]:[۰-۹]{2} مانده$")).first
     expect(urgent).to_be_visible(timeout=TIMEOUT)
     shot(page, "19-persian-ui-english-question")

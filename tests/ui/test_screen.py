@@ -388,3 +388,32 @@ def test_history_is_newest_resolved_first(screen):
     add(screen, resolved("pr_old", 1, 50), resolved("pr_new", 20, 30), record("pr_w", 5))
     assert [i.id for i in screen.state.history] == ["pr_old", "pr_new"]
     assert [i.id for i in screen.state.waiting] == ["pr_w"]
+
+
+def test_a_choice_not_sent_here_is_told_of_when_another_tab_answers(screen):
+    add(screen, record("pr_a", 1), record("pr_b", 2))
+    screen.tap_option("pr_a", "target", "Production")
+    assert screen.submit("pr_a")  # sent from here: nothing to tell
+    assert screen.state.notice == ""
+    screen.tap_option("pr_b", "target", "Preview")  # chosen, not sent
+    answered = record(
+        "pr_b",
+        2,
+        status="answered",
+        answers={"target": ["Production"]},
+        resolvedAt=NOW.isoformat(),
+        resolvedBy={"kind": "device", "deviceId": "other-tab"},
+    )
+    add(screen, answered)
+    assert screen.state.notice.startswith("“Target” was answered elsewhere")
+
+
+def test_a_language_saved_in_one_tab_reaches_the_others(screen):
+    other = Screen(screen.core, monotonic=screen.time)  # a second tab: the same device core
+    try:
+        screen.open_dialog("settings")
+        screen.state.draft.language = "fa"
+        assert screen.save_settings()
+        assert screen.state.language == "fa" and other.state.language == "fa"
+    finally:
+        other.close()
