@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -53,6 +54,22 @@ async def _call(fn: Callable[[], None]) -> None:
     fn()
 
 
+def _scheduler(page: ft.Page) -> Callable[[Callable[[], None]], None]:
+    """Run `fn` on this page's loop, as this page. A core change reaches every open tab from
+    whichever tab made it, and `page.run_task` sets the page of the context it is called in:
+    called bare, it left the calling tab rendering as another, so the calling tab's dialog
+    was closed on the other page and stayed open on its own, its Cancel dead (#25). A copy
+    of the context keeps that to the task. A tab gone with its loop gets nothing."""
+
+    def schedule(fn: Callable[[], None]) -> None:
+        with contextlib.suppress(Exception):  # the session or its loop is gone: nothing to do
+            if page.session.connection.loop.is_closed():
+                return
+            contextvars.copy_context().run(page.run_task, _call, fn)
+
+    return schedule
+
+
 async def _tick_forever(screen: Screen) -> None:
     """The screen's clock: once a second, countdowns move (the store is not read)."""
     while True:
@@ -62,7 +79,7 @@ async def _tick_forever(screen: Screen) -> None:
 
 async def main(page: ft.Page) -> None:
     core = shared_core()
-    screen = Screen(core, _options, schedule=lambda fn: page.run_task(_call, fn))
+    screen = Screen(core, _options, schedule=_scheduler(page))
     page.title = Strings(screen.state.language)("app_title")
     page.padding = 0
     theme.apply(page)
