@@ -189,6 +189,16 @@ def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
         web_renderer=ft.WebRenderer.CANVAS_KIT,
         no_cdn=True,
     )
+    # The fallback fonts the client asks for by Google Fonts' names (emoji, Arabic script),
+    # from the app's own files (assets/webfonts/README.md): before Flet's catch-all route.
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    fonts = Path(assets_dir) / "webfonts"
+    for family in ("notocoloremoji", "notosansarabic"):
+        if (fonts / family).is_dir():
+            served = StaticFiles(directory=fonts / family)
+            web.router.routes.insert(0, Mount(f"/assets/fonts/{family}", app=served))
     # A stop (Ctrl-C, SIGTERM) closes the app's sockets after at most this long.
     uvicorn.run(web, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 

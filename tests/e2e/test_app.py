@@ -13,7 +13,14 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from app.agent import ask_user
-from tests.support import AGENT_TOKEN, DEVICE_TOKEN, client, device_post, next_pending
+from tests.support import (
+    AGENT_TOKEN,
+    DEVICE_TOKEN,
+    client,
+    device_post,
+    next_pending,
+    wait_until,
+)
 
 from .conftest import AppProcess, on_screen, open_app, shot
 
@@ -145,6 +152,44 @@ def test_the_page_and_its_install_manifest_say_ask_user_not_flet(stack):
     manifest = httpx.get(f"{app.url}/manifest.json", timeout=10).json()
     assert (manifest["name"], manifest["short_name"]) == ("Ask User", "Ask User")
     assert "Flet" not in manifest["description"]
+
+
+def yellow_share(png: bytes) -> float:
+    """How much of an image is emoji yellow (👍's hand): text and the theme have none."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    colours = image.getcolors(image.width * image.height) or []
+    yellow = sum(n for n, (r, g, b) in colours if r > 200 and g > 140 and b < 90)
+    return yellow / (image.width * image.height)
+
+
+def test_emoji_and_arabic_script_are_drawn_from_the_apps_own_fonts(browser, stack, agent):
+    """Flutter asks the app's server for its fallback fonts (emoji, Arabic script): they 404ed
+    and "👍 Yes" / "👎 No" drew as "Yes" / "No"."""
+    gateway, app = stack
+    question = {
+        "id": "ship",
+        "header": "Ship",
+        "question": "Ship it? 🚀 یا نه؟",
+        "options": [{"label": "👍 Yes"}, {"label": "👎 No"}],
+    }
+    ask(agent, gateway, [question])
+    page = open_app(browser, app.url, "iphone-se")
+    row = option(page, "👍 Yes")
+    expect(row).to_be_visible(timeout=TIMEOUT)
+    box = row.bounding_box()
+    clip = {"x": box["x"], "y": box["y"], "width": min(box["width"], 160), "height": box["height"]}
+    wait_until(lambda: yellow_share(page.screenshot(clip=clip)) > 0.01, timeout=30)
+    shot(page, "00-emoji-and-arabic")
+    import httpx
+
+    for asked in (  # what the client asked for here (Chromium's network log)
+        "notocoloremoji/v32/Yq6P-KqIXTD0t4D9z1ESnKM3-HpFabsE4tq3luCC7p-aXxcn.9.woff2",
+        "notosansarabic/v28/nwpxtLGrOAZMl5nJ_wfgRg3DrWFZWsnVBJ_sS6tlqHHFlhQ5l3sQWIHPqzCfyGyvvnCBFQLaig.woff2",
+    ):
+        font = httpx.get(f"{app.url}/assets/fonts/{asked}", timeout=10)
+        assert font.status_code == 200 and font.content[:4] == b"wOF2", asked
+    # Flutter's own fonts under the same folder are still Flet's to serve.
+    assert httpx.get(f"{app.url}/assets/fonts/MaterialIcons-Regular.otf").status_code == 200
 
 
 def test_single_select_answered_by_tapping(browser, stack, agent):
