@@ -246,15 +246,24 @@ def CardButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings
 
 
 @ft.component
-def UndoRow(prompt_id: str, send_at: float, screen: Screen, strings: Strings) -> ft.Control:
-    """A dismissed card, for a few seconds: nothing has reached the gateway yet."""
+def UndoRow(
+    prompt_id: str, send_at: float, screen: Screen, strings: Strings, answered: str | None = None
+) -> ft.Control:
+    """A dismissed card, or one answered by one tap (`answered`: the choice), for a few
+    seconds: nothing has reached the gateway yet."""
     ft.use_context(ClockContext)  # re-render with the clock, once a second
     seconds = max(0, round(send_at - screen.monotonic()))
+    said = (
+        strings("answered_undo", answer=answered, seconds=seconds)
+        if answered is not None
+        else strings("dismissed_undo", seconds=seconds)
+    )
+    icon = ft.Icons.SCHEDULE_SEND if answered is not None else ft.Icons.CANCEL_OUTLINED
     return ft.Container(
         ft.Row(
             [
-                ft.Icon(ft.Icons.CANCEL_OUTLINED, size=18, color=ft.Colors.ON_SURFACE_VARIANT),
-                ft.Text(strings("dismissed_undo", seconds=seconds), size=14, expand=True),
+                ft.Icon(icon, size=18, color=ft.Colors.ON_SURFACE_VARIANT),
+                ft.Text(said, size=14, expand=True),
                 ft.TextButton(
                     strings("undo"),
                     icon=ft.Icons.UNDO,

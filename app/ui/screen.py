@@ -17,6 +17,7 @@ from app.protocol.strings import Strings
 from .state import Clock, ScreenState, SettingsDraft
 
 HISTORY_PAGE = 100
+ONE_TAP = "one_tap"  # the store's setting: "0" turns one-tap answers off
 UNDO_SECONDS = 5.0
 NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
 _LAST_PAIR_LINK = "last_pair_link"
@@ -85,7 +86,10 @@ class Screen:
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
-        self.state = ScreenState(language=core.store.get_meta("language") or "en")
+        self.state = ScreenState(
+            language=core.store.get_meta("language") or "en",
+            one_tap=core.store.get_meta(ONE_TAP) != "0",
+        )
         self._unsubscribe = core.subscribe(self._core_changed)
         self.reload()
 
@@ -132,12 +136,14 @@ class Screen:
         self._tell_of_unsent_choices(open_ids, {i.id: i for i in history})
         # Tabs of one web app are one device: a language saved in one reaches the others.
         state.language = core.store.get_meta("language") or state.language
+        state.one_tap = core.store.get_meta(ONE_TAP) != "0"
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
             for i in waiting
         }
         state.errors = {k: v for k, v in state.errors.items() if k in open_ids}
         state.undo = {k: v for k, v in state.undo.items() if k in open_ids}
+        state.answering = tuple(k for k in state.answering if k in state.undo)
         if state.active_card not in open_ids:
             state.active_card = None
         state.waiting = waiting
@@ -223,6 +229,7 @@ class Screen:
 
     def tap_option(self, prompt_id: str, question_id: str, label: str) -> None:
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].toggle(label)))
+        self._answer_by_one_tap(prompt_id)
 
     def set_option(self, prompt_id: str, question_id: str, label: str, on: bool) -> None:
         """A checkbox or radio reporting its new value (idempotent, unlike a tap)."""
@@ -232,6 +239,21 @@ class Screen:
             return a.with_answer(q.choose(label) if on else q.unchoose(label))
 
         self._update(prompt_id, change)
+        if on:
+            self._answer_by_one_tap(prompt_id)
+
+    def _answer_by_one_tap(self, prompt_id: str) -> None:
+        """A prompt of one single-choice question is answered by tapping an option, with the
+        same few seconds of Undo as Dismiss (nothing is sent before); a prompt of several
+        questions, or of a multiple choice, waits for Submit. A setting turns it off."""
+        answers = self.state.selections.get(prompt_id)
+        if not self.state.one_tap or answers is None or prompt_id in self.state.undo:
+            return
+        [*questions] = answers.by_id.values()
+        if len(questions) != 1 or questions[0].question.multi_select or not answers.complete:
+            return
+        self.state.answering = (*self.state.answering, prompt_id)
+        self.dismiss(prompt_id)  # the same wait and Undo; sent as an answer
 
     def set_other(self, prompt_id: str, question_id: str, text: str) -> None:
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].set_other(text)))
@@ -273,18 +295,26 @@ class Screen:
             self.state.active_card = None
 
     def undo_dismiss(self, prompt_id: str) -> None:
+        """Undo a dismiss or a one-tap answer: the card is back as it was (with its choice)."""
         self.state.undo = {k: v for k, v in self.state.undo.items() if k != prompt_id}
+        self.state.answering = tuple(k for k in self.state.answering if k != prompt_id)
 
     def send_dismissals(self, due_only: bool = False) -> None:
         now = self.monotonic()
         due = [k for k, at in self.state.undo.items() if not due_only or at <= now]
         if not due:
             return
+        answering = set(self.state.answering)
         self.state.undo = {k: v for k, v in self.state.undo.items() if k not in due}
+        self.state.answering = tuple(k for k in self.state.answering if k not in due)
         for prompt_id in due:
             self._sent.add(prompt_id)
-            with contextlib.suppress(ProtocolError):  # already read-only: nothing to dismiss
-                self.core.dismiss(prompt_id)
+            answers = self.state.selections.get(prompt_id)
+            with contextlib.suppress(ProtocolError):  # already read-only: nothing to send
+                if prompt_id in answering and answers is not None:
+                    self.core.answer(prompt_id, answers.answers())
+                else:
+                    self.core.dismiss(prompt_id)
         self.reload()
 
     def key(self, key: str, modifiers: bool = False) -> bool:
@@ -368,7 +398,11 @@ class Screen:
         if name == "settings":
             current = self.core.settings
             self.state.draft = SettingsDraft(
-                current.gateway_url, current.token, current.device_name, self.state.language
+                current.gateway_url,
+                current.token,
+                current.device_name,
+                self.state.language,
+                self.state.one_tap,
             )
         self.state.pair_error = self.state.settings_error = ""
         self.state.dialog = name
@@ -392,6 +426,9 @@ class Screen:
         self.state.settings_error = ""
         if self.state.notice == self._paired_notice:
             self.state.notice = self._paired_notice = ""
+        if draft.one_tap != self.state.one_tap:
+            self.core.store.set_meta(ONE_TAP, "1" if draft.one_tap else "0")
+            self.state.one_tap = draft.one_tap
         if language != self.state.language:  # before configure: its change reloads every tab
             self.core.store.set_meta("language", language)
             self.state.language = language

@@ -159,6 +159,11 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                     ),
                 ),
             ),
+            ft.Checkbox(
+                label=strings("one_tap"),
+                value=draft.one_tap,
+                on_change=lambda e: setattr(draft, "one_tap", bool(e.control.value)),
+            ),
             ft.Divider(),
             ConnectAgent(screen, strings),
         ],

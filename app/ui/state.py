@@ -31,6 +31,7 @@ class SettingsDraft:
     token: str = ""
     device_name: str = ""
     language: str = "en"
+    one_tap: bool = True
 
 
 @ft.observable
@@ -46,7 +47,10 @@ class ScreenState:
     session: str | None = None  # the session filter; None shows every session
     selections: dict[str, CardAnswers] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
-    undo: dict[str, float] = field(default_factory=dict)  # prompt id → when the dismiss is sent
+    undo: dict[str, float] = field(default_factory=dict)  # prompt id → when it is sent
+    # Of those, the ones answered by one tap (the rest are dismissed): sent with their choice.
+    answering: tuple[str, ...] = ()
+    one_tap: bool = True  # one tap on an option answers a prompt of one single-choice question
     active_card: str | None = None  # the card keyboard shortcuts act on
     typing: bool = False  # a text field has focus: keys are text, not shortcuts
     dialog: str | None = None  # "settings" | "clear" | None

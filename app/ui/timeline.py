@@ -66,8 +66,15 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     items: list[ft.Control] = []
     for item in state.waiting:
         if item.id in state.undo:
+            answered = None
+            if item.id in state.answering:
+                answered = ", ".join(
+                    v for vs in state.selections[item.id].answers().values() for v in vs
+                )
             items.append(
-                UndoRow(item.id, state.undo[item.id], screen, strings, key=f"undo-{item.id}")  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                UndoRow(
+                    item.id, state.undo[item.id], screen, strings, answered, key=f"undo-{item.id}"
+                )  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
             )
         else:
             items.append(

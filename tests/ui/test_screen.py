@@ -12,7 +12,7 @@ from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.text import shown_label
-from app.ui.screen import UNDO_SECONDS, Screen, shortcut
+from app.ui.screen import ONE_TAP, UNDO_SECONDS, Screen, shortcut
 from app.ui.summary import shorten, summary_lines
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
@@ -166,6 +166,7 @@ def test_summary_says_what_was_asked():
 
 
 def test_tap_then_submit_puts_the_answer_in_the_outbox(screen):
+    screen.core.store.set_meta(ONE_TAP, "0")  # the setting off: a tap chooses, Submit sends
     add(screen, record("pr_a", 1))
     assert not screen.submit("pr_a")  # nothing chosen yet
     screen.tap_option("pr_a", "target", "Production")
@@ -212,7 +213,7 @@ def test_keys_do_nothing_on_a_page_nobody_touched(screen):
 
 
 def test_keys_never_act_while_a_dialog_or_a_text_field_has_focus(screen):
-    add(screen, record("pr_a", 1))
+    add(screen, record("pr_a", 1, questions=[SINGLE, MULTI]))  # no one-tap answer
     screen.tap_option("pr_a", "target", "Staging (Recommended)")
     screen.open_dialog("settings")
     for key in "MacBook 2":
@@ -417,3 +418,50 @@ def test_a_language_saved_in_one_tab_reaches_the_others(screen):
         assert screen.state.language == "fa" and other.state.language == "fa"
     finally:
         other.close()
+
+
+# ---- one tap ------------------------------------------------------------------------------
+
+
+def test_one_tap_answers_a_single_question_after_its_undo_time(screen):
+    add(screen, record("pr_a", 1))
+    screen.set_option("pr_a", "target", "Production", True)
+    screen.tap_option("pr_a", "target", "Production")  # the row's tap and the radio's change
+    assert "pr_a" in screen.state.undo and screen.state.answering == ("pr_a",)
+    assert screen.core.store.outbox() == []  # nothing sent yet
+    screen.undo_dismiss("pr_a")
+    assert screen.state.undo == {} and screen.state.answering == ()
+    assert screen.state.selections["pr_a"]["target"].values() == ["Production"]  # kept
+    screen.set_option("pr_a", "target", "Preview", True)
+    screen.time.now += UNDO_SECONDS - 1
+    screen.tick()
+    assert screen.core.store.outbox() == []
+    screen.time.now += 1.5
+    screen.tick()
+    [entry] = screen.core.store.outbox()
+    assert (entry.kind, entry.answers) == ("answer", {"target": ["Preview"]})
+
+
+def test_one_tap_waits_for_submit_with_several_questions_or_a_multiple_choice(screen):
+    add(
+        screen,
+        record("pr_two", 1, questions=[SINGLE, MULTI]),
+        record("pr_multi", 2, questions=[MULTI]),
+    )
+    screen.set_option("pr_two", "target", "Production", True)
+    screen.tap_option("pr_multi", "features", "Search")
+    assert screen.state.undo == {} and screen.core.store.outbox() == []
+
+
+def test_one_tap_is_a_setting_kept_by_the_device(screen):
+    screen.open_dialog("settings")
+    screen.state.draft.one_tap = False
+    assert screen.save_settings()
+    add(screen, record("pr_a", 1))
+    screen.set_option("pr_a", "target", "Production", True)
+    assert screen.state.undo == {}
+    again = Screen(screen.core, monotonic=screen.time)  # another tab, or the next start
+    try:
+        assert again.state.one_tap is False
+    finally:
+        again.close()
