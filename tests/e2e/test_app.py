@@ -201,9 +201,16 @@ def test_single_select_answered_by_tapping(browser, stack, agent):
     # The agent's pick is marked (shown as a badge after the label, read with it).
     expect(option(page, "Staging")).to_have_accessible_name(re.compile(r"^Staging\s+Recommended"))
     shot(page, "01-single-pending")
+    # One question, one choice: the tap answers, with a few seconds to take it back.
     option(page, "Production").click()
-    expect(page.get_by_role("button", name="Submit")).to_be_enabled()
-    page.get_by_role("button", name="Submit").click()
+    expect(page.get_by_text(re.compile(r"^“Production” — sent in \d s$"))).to_be_visible(
+        timeout=TIMEOUT
+    )
+    shot(page, "01b-one-tap-with-undo")
+    page.get_by_role("button", name="Undo").click()
+    expect(option(page, "Production")).to_be_checked(timeout=TIMEOUT)  # back, choice kept
+    assert not result.done()
+    option(page, "Production").click()
     assert result.result(timeout=30) == {
         "status": "answered",
         "answers": {"answers": {"deploy_target": ["Production"]}},
@@ -220,8 +227,7 @@ def test_recommended_option_answers_with_the_label_the_agent_sent(browser, stack
     result = ask(agent, gateway, SINGLE)
     page = open_app(browser, app.url, "iphone-se")
     expect(option(page, "Staging")).to_be_visible(timeout=TIMEOUT)
-    option(page, "Staging").tap()
-    page.get_by_role("button", name="Submit").tap()
+    option(page, "Staging").tap()  # one tap answers (after its Undo time)
     answers = result.result(timeout=30)["answers"]["answers"]
     assert answers == {"deploy_target": ["Staging (Recommended)"]}
 
@@ -321,8 +327,7 @@ def test_summary_survives_an_app_restart(browser, stack, agent):
     result = ask(agent, gateway, SINGLE)
     page = open_app(browser, app.url)
     expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
-    option(page, "Production").click()
-    page.get_by_role("button", name="Submit").click()
+    option(page, "Production").click()  # one tap answers
     assert result.result(timeout=30)["status"] == "answered"
     expect(summary(page, "Answered", "Production")).to_be_visible(timeout=TIMEOUT)
     page.context.close()
@@ -482,6 +487,9 @@ def test_keys_reach_only_the_card_the_person_chose_from(browser, stack, agent):
     name.click()
     page.wait_for_timeout(500)  # typing right after focus can drop characters (FLET-NOTES)
     name.press_sequentially("MacBook 2", delay=30)
+    # One tap off, so a tap chooses and the keys answer (the setting is saved with the name).
+    page.get_by_role("checkbox", name=re.compile(r"^Answer a single question with one tap")).click()
+    name.click()
     page.keyboard.press("Enter")  # saves the settings and closes the dialog
     expect(page.get_by_role("textbox", name="Device name")).to_have_count(0, timeout=TIMEOUT)
     # Events are handled in order: the Esc and the digits came before the dialog closed.
