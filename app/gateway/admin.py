@@ -206,9 +206,10 @@ def _utc(text: str) -> str:
 def _person_id(client: httpx.Client, given: str) -> str:
     """A person named by id or by name (case and spaces aside), as `people list` shows them."""
     people = _call(client, "GET", "/v1/people").json()["people"]
-    wanted = " ".join(given.split()).casefold()
+    from .people import name_key
+
     for person in people:
-        if given == person["personId"] or wanted == " ".join(person["name"].split()).casefold():
+        if given == person["personId"] or name_key(given) == name_key(person["name"]):
             return person["personId"]
     known = ", ".join(f"{p['name']} ({p['personId']})" for p in people)
     raise AdminError(f"no person with the id or name {given!r}; the people are: {known}")

@@ -42,7 +42,7 @@ class PersonRow:
 DEFAULT_PERSON = PersonRow(DEFAULT_PERSON_ID, DEFAULT_PERSON_NAME, None)
 
 
-def _name_key(name: str) -> str:
+def name_key(name: str) -> str:
     """Names are told apart as a person reads them: `Ann` and `ann ` are one name."""
     return " ".join(name.split()).casefold()
 
@@ -83,11 +83,11 @@ class People:
 
     def add(self, name: str, now_ms: int) -> PersonRow:
         """A new person; 409 `name_taken` when the name is in use (case and spaces aside)."""
-        key = _name_key(name)
+        key = name_key(name)
         person = PersonRow(PERSON_ID_PREFIX + secrets.token_urlsafe(9), name, now_ms)
         with immediate(self._db):
             taken = (
-                key == _name_key(DEFAULT_PERSON_NAME)
+                key == name_key(DEFAULT_PERSON_NAME)
                 or self._db.execute("SELECT 1 FROM people WHERE name_key = ?", (key,)).fetchone()
             )
             if not taken:

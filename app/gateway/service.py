@@ -187,21 +187,21 @@ class Gateway:
         return self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
 
     def cancel_run(self, owner: str, run_id: str, reason: str | None) -> list[str]:
-        cancelled = []
-        for prompt_id in self.store.pending_of_run(owner, run_id):
-            record = self._settled(self._stored(prompt_id))
-            if record.is_pending:
-                self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
-                cancelled.append(prompt_id)
-        return cancelled
+        by = ResolvedBy(kind="agent", reason=reason)
+        return self._cancel_each(self.store.pending_of_run(owner, run_id), by)
 
     def cancel_person(self, person: str, reason: str) -> list[str]:
         """Cancel every pending prompt of a person being removed: their agents stop waiting."""
+        by = ResolvedBy(kind="system", reason=reason)
+        return self._cancel_each(self.store.pending_of_person(person), by)
+
+    def _cancel_each(self, prompt_ids: list[str], resolved_by: ResolvedBy) -> list[str]:
+        """Cancel those still pending (one may expire on sight instead); the ids cancelled."""
         cancelled = []
-        for prompt_id in self.store.pending_of_person(person):
+        for prompt_id in prompt_ids:
             record = self._settled(self._stored(prompt_id))
             if record.is_pending:
-                self._resolve(record, "cancelled", ResolvedBy(kind="system", reason=reason))
+                self._resolve(record, "cancelled", resolved_by)
                 cancelled.append(prompt_id)
         return cancelled
 
