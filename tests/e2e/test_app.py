@@ -420,6 +420,19 @@ def test_wide_screen_is_a_centred_column_with_buttons_by_the_content(browser, st
     assert abs(radio_h - check_h) <= 1
 
 
+def controls(page, inside) -> list[tuple[str, str, dict]]:
+    """Every button, radio, checkbox and text field whose box `inside` takes: role, the name a
+    screen reader reads (its label, else its text) and its box."""
+    found = []
+    for role in ("button", "radio", "checkbox", "textbox"):
+        for element in page.get_by_role(role).all():
+            box = element.bounding_box()
+            if box is not None and inside(box):
+                name = (element.get_attribute("aria-label") or element.inner_text()).strip()
+                found.append((role, name, box))
+    return found
+
+
 def test_android_every_tap_target_is_48(browser, stack, agent):
     gateway, app = stack
     ask(agent, gateway, THREE, session="main")
@@ -429,21 +442,20 @@ def test_android_every_tap_target_is_48(browser, stack, agent):
     expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
     expect(option(page, "SQLite")).to_be_attached(timeout=TIMEOUT)
     shot(page, "14-pixel-7")
-    small = []
     height = page.viewport_size["height"]
     bar = page.get_by_role("button", name="Settings").bounding_box()
     top = bar["y"] + bar["height"]
-    for role in ("button", "radio", "checkbox", "textbox"):
-        for element in page.get_by_role(role).all():
-            box = element.bounding_box()
-            if box is None:
-                continue
-            # Boxes touching the timeline's edges are rows cut by them, not small controls.
-            inside = box["y"] + box["height"] <= top or (
-                box["y"] > top + 1 and box["y"] + box["height"] < height - 1
-            )
-            if inside and (box["width"] < 48 or box["height"] < 48):
-                small.append((role, element.get_attribute("aria-label"), box))
+
+    def inside(box: dict) -> bool:
+        # Boxes touching the timeline's edges are rows cut by them, not small controls.
+        bottom = box["y"] + box["height"]
+        return bottom <= top or (box["y"] > top + 1 and bottom < height - 1)
+
+    small = [
+        (role, name, box)
+        for role, name, box in controls(page, inside)
+        if box["width"] < 48 or box["height"] < 48
+    ]
     assert small == []
 
 
@@ -457,16 +469,22 @@ def test_desktop_every_control_is_named_and_at_least_44(browser, stack, agent):
     expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
     expect(page.get_by_role("button", name="Filter by session")).to_be_visible(timeout=TIMEOUT)
     shot(page, "14b-desktop-two-sessions")
-    wrong = []
-    for role in ("button", "radio", "checkbox", "textbox"):
-        for element in page.get_by_role(role).all():
-            box = element.bounding_box()
-            # Boxes touching the window's bottom are rows cut by it, not small controls.
-            if box is None or not on_screen(page, element) or box["y"] + box["height"] >= 899:
-                continue
-            name = (element.get_attribute("aria-label") or element.inner_text()).strip()
-            if not name or box["width"] < 44 or box["height"] < 44:
-                wrong.append((role, name, box))
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+
+    def inside(box: dict) -> bool:
+        # Wholly on screen; boxes touching the window's bottom are rows cut by it.
+        return (
+            box["x"] >= 0
+            and box["y"] >= 0
+            and box["x"] + box["width"] <= width + 0.5
+            and box["y"] + box["height"] < height - 1
+        )
+
+    wrong = [
+        (role, name, box)
+        for role, name, box in controls(page, inside)
+        if not name or box["width"] < 44 or box["height"] < 44
+    ]
     assert wrong == [], wrong
 
 
