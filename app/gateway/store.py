@@ -92,7 +92,7 @@ class StoredEvent:
     seq: int
     type: str
     record_json: str
-    person: str = DEFAULT_PERSON_ID  # whose devices hear of it
+    person: str  # whose devices hear of it
 
 
 @dataclass(frozen=True, slots=True)
