@@ -10,6 +10,7 @@ from .chrome import ConnectionBanner, FilterChip, Notice, app_bar
 from .screen import Screen
 from .settings import clear_history_dialog, pair_dialog, settings_dialog
 from .state import ClockContext, ScreenState
+from .stepper import StepperPanel
 from .timeline import Timeline
 
 
@@ -43,6 +44,7 @@ def App(screen: Screen, state: ScreenState) -> ft.View:
                 Notice(state.notice, screen, strings),
                 FilterChip(state, screen, strings),
                 Timeline(screen, state, strings),
+                StepperPanel(screen, state, strings),
             ],
             padding=0,
             spacing=0,

@@ -1,5 +1,6 @@
-"""The prompt card: every question of a prompt stacked (never a stepper), options as full-width
-touch rows that wrap, an Other field per question, a countdown, Submit and Dismiss.
+"""The prompt card: every question of a prompt stacked (the phone and desktop apps never use a
+stepper; a browser offers one, stepper.py), options as full-width touch rows that wrap, an
+Other field per question, a countdown, Submit and Dismiss.
 
 Each piece is one small component rendering what it is given; what a tap means is `Screen`'s.
 """
@@ -164,7 +165,7 @@ def QuestionBlock(
         on_change=lambda e: screen.set_other(prompt_id, qid, e.control.value or ""),
         on_focus=focused,
         on_blur=lambda _: screen.set_typing(False),
-        on_submit=lambda _: screen.submit(prompt_id),
+        on_submit=lambda _: screen.confirm(prompt_id),
         rtl=rtl,
         text_align=ft.TextAlign.RIGHT if rtl else None,
     )

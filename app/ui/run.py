@@ -79,12 +79,12 @@ async def _tick_forever(screen: Screen) -> None:
 
 async def main(page: ft.Page) -> None:
     core = shared_core()
-    screen = Screen(core, _options, schedule=_scheduler(page))
+    screen = Screen(core, _options, schedule=_scheduler(page), web=page.web)
     page.title = Strings(screen.state.language)("app_title")
     page.padding = 0
     theme.apply(page)
-    screen.set_width(page.width)
-    page.on_resize = lambda e: screen.set_width(e.width)
+    screen.set_size(page.width, page.height)
+    page.on_resize = lambda e: screen.set_size(e.width, e.height)
     page.on_keyboard_event = lambda e: screen.key(e.key, e.ctrl or e.alt or e.meta)
     page.render_views(App, screen, screen.state)
     # A link the app was opened by (askuser://… in a built app, the page route on the web),

@@ -18,6 +18,10 @@ from .state import Clock, ScreenState, SettingsDraft
 
 HISTORY_PAGE = 100
 ONE_TAP = "one_tap"  # the store's setting: "0" turns one-tap answers off
+# The store's setting for a browser: "cards" stacks every question as the phone app does;
+# anything else (the default) is the specification's docked stepper.
+WEB_LAYOUT = "web_layout"
+CARDS = "cards"
 UNDO_SECONDS = 5.0
 NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
 _LAST_PAIR_LINK = "last_pair_link"
@@ -43,6 +47,22 @@ class Shortcut:
     prompt_id: str
     kind: str
     number: int = 0
+
+
+def docked(state: ScreenState) -> TimelineItem | None:
+    """The prompt the browser's stepper shows: the one a link opened while it waits, else the
+    oldest waiting (the rest wait their turn in order)."""
+    if not state.stepper or not state.waiting:
+        return None
+    linked = next((i for i in state.waiting if i.id == state.linked), None)
+    return linked or state.waiting[-1]
+
+
+def one_tap_answer(state: ScreenState, prompt_id: str) -> str | None:
+    """What a prompt answered by one tap will send, while its Undo lasts (None: dismissed)."""
+    if prompt_id not in state.answering:
+        return None
+    return ", ".join(v for vs in state.selections[prompt_id].answers().values() for v in vs)
 
 
 def shortcut(state: ScreenState, key: str, modifiers: bool) -> Shortcut | None:
@@ -72,8 +92,10 @@ class Screen:
         *,
         schedule: Callable[[Callable[[], None]], object] | None = None,
         monotonic: Callable[[], float] = time.monotonic,
+        web: bool = False,
     ) -> None:
         self.core = core
+        self.web = web  # a browser tab: the docked stepper is offered there, never in an app
         self.options = options or AppOptions()
         self.monotonic = monotonic
         # Where the core's change notifications run: on this page's own loop context in the
@@ -89,6 +111,7 @@ class Screen:
         self.state = ScreenState(
             language=core.store.get_meta("language") or "en",
             one_tap=core.store.get_meta(ONE_TAP) != "0",
+            stepper=self._uses_stepper(),
         )
         self._unsubscribe = core.subscribe(self._core_changed)
         self.reload()
@@ -96,6 +119,9 @@ class Screen:
     @property
     def strings(self) -> Strings:
         return Strings(self.state.language)
+
+    def _uses_stepper(self) -> bool:
+        return self.web and self.core.store.get_meta(WEB_LAYOUT) != CARDS
 
     # ---- from the core -----------------------------------------------------------------
 
@@ -137,6 +163,7 @@ class Screen:
         # Tabs of one web app are one device: a language saved in one reaches the others.
         state.language = core.store.get_meta("language") or state.language
         state.one_tap = core.store.get_meta(ONE_TAP) != "0"
+        state.stepper = self._uses_stepper()
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
             for i in waiting
@@ -265,6 +292,28 @@ class Screen:
         elif prompt_id in self.state.selections:
             self.state.active_card = prompt_id
 
+    def step(self, prompt_id: str, forward: bool) -> bool:
+        """The stepper's Next (once this question has an answer) or Back; choices are kept."""
+        answers = self.state.selections.get(prompt_id)
+        if answers is None or prompt_id in self.state.undo:
+            return False
+        order = list(answers.by_id)
+        target = order.index(answers.active) + (1 if forward else -1)
+        if not 0 <= target < len(order) or (forward and not answers[answers.active].complete):
+            return False
+        self._update(prompt_id, lambda a: a.focus(order[target]))
+        return True
+
+    def confirm(self, prompt_id: str) -> bool:
+        """Enter: in the stepper, the next question until the last; then, as on a card, Submit."""
+        answers = self.state.selections.get(prompt_id)
+        if self.state.stepper and answers is not None and answers.active != [*answers.by_id][-1]:
+            return self.step(prompt_id, forward=True)
+        return self.submit(prompt_id)
+
+    def collapse_stepper(self, collapsed: bool) -> None:
+        self.state.stepper_collapsed = collapsed
+
     def set_typing(self, typing: bool) -> None:
         self.state.typing = typing
 
@@ -328,7 +377,7 @@ class Screen:
                 lambda a: a.with_answer(a[a.active].press_number(action.number)),
             )
         elif action.kind == "submit":
-            return self.submit(action.prompt_id)
+            return self.confirm(action.prompt_id)
         else:
             self.dismiss(action.prompt_id)
         return True
@@ -403,6 +452,7 @@ class Screen:
                 current.device_name,
                 self.state.language,
                 self.state.one_tap,
+                self.state.stepper if self.web else True,
             )
         self.state.pair_error = self.state.settings_error = ""
         self.state.dialog = name
@@ -426,6 +476,9 @@ class Screen:
         self.state.settings_error = ""
         if self.state.notice == self._paired_notice:
             self.state.notice = self._paired_notice = ""
+        if self.web and draft.stepper != self.state.stepper:
+            self.core.store.set_meta(WEB_LAYOUT, "stepper" if draft.stepper else CARDS)
+            self.state.stepper = draft.stepper
         if draft.one_tap != self.state.one_tap:
             self.core.store.set_meta(ONE_TAP, "1" if draft.one_tap else "0")
             self.state.one_tap = draft.one_tap
@@ -444,9 +497,11 @@ class Screen:
         self.state.dialog = None
         self.reload()
 
-    def set_width(self, width: float | None) -> None:
+    def set_size(self, width: float | None, height: float | None = None) -> None:
         if width:
             self.state.width = width
+        if height:
+            self.state.height = height
 
     def close(self) -> None:
         """The window closed: a dismiss waiting for Undo is sent now, not lost."""

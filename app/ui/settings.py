@@ -164,6 +164,12 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                 value=draft.one_tap,
                 on_change=lambda e: setattr(draft, "one_tap", bool(e.control.value)),
             ),
+            ft.Checkbox(
+                label=strings("stepper_setting"),
+                value=draft.stepper,
+                on_change=lambda e: setattr(draft, "stepper", bool(e.control.value)),
+                visible=screen.web,  # the phone and desktop apps always stack the questions
+            ),
             ft.Divider(),
             ConnectAgent(screen, strings),
         ],

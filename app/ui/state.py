@@ -32,6 +32,7 @@ class SettingsDraft:
     device_name: str = ""
     language: str = "en"
     one_tap: bool = True
+    stepper: bool = True  # in a browser: one question at a time, docked at the bottom
 
 
 @ft.observable
@@ -51,10 +52,15 @@ class ScreenState:
     # Of those, the ones answered by one tap (the rest are dismissed): sent with their choice.
     answering: tuple[str, ...] = ()
     one_tap: bool = True  # one tap on an option answers a prompt of one single-choice question
+    # In a browser (by default): the oldest waiting prompt, one question at a time, in a panel
+    # docked at the bottom (the specification's web stepper) instead of stacked cards.
+    stepper: bool = False
+    stepper_collapsed: bool = False  # the panel is a thin bar; the timeline has the room
     active_card: str | None = None  # the card keyboard shortcuts act on
     typing: bool = False  # a text field has focus: keys are text, not shortcuts
     dialog: str | None = None  # "settings" | "clear" | None
     width: float = 0  # the window's width, for the centred column on wide screens
+    height: float = 0  # the window's height, for the docked stepper's share of it
     scroll_to_top: int = 0  # bumped when a question arrives: the timeline shows its top
     linked: str | None = None  # the prompt a link opened: outlined, scrolled into view
     linked_request: int = 0  # bumped each time a link's prompt is to be shown

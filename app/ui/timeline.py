@@ -11,7 +11,7 @@ import flet as ft
 from app.protocol.strings import Strings
 
 from .card import PromptCard, UndoRow
-from .screen import Screen
+from .screen import Screen, one_tap_answer
 from .state import ScreenState, scroll_key
 from .summary import SummaryTile
 
@@ -24,10 +24,13 @@ def side_padding(width: float) -> float:
 
 
 @ft.component
-def EmptyTimeline(strings: Strings) -> ft.Control:
+def EmptyTimeline(strings: Strings, waiting: bool) -> ft.Control:
+    """Nothing yet; or, while the stepper under it holds a question, where its answer goes."""
     return ft.Container(
         ft.Text(
-            strings("empty"), text_align=ft.TextAlign.CENTER, color=ft.Colors.ON_SURFACE_VARIANT
+            strings("empty_history" if waiting else "empty"),
+            text_align=ft.TextAlign.CENTER,
+            color=ft.Colors.ON_SURFACE_VARIANT,
         ),
         padding=32,
         alignment=ft.Alignment.CENTER,
@@ -64,13 +67,10 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     ft.use_effect(show_linked, [state.linked_request])
 
     items: list[ft.Control] = []
-    for item in state.waiting:
+    # In the browser's stepper the waiting prompts are in the panel under the timeline.
+    for item in [] if state.stepper else state.waiting:
         if item.id in state.undo:
-            answered = None
-            if item.id in state.answering:
-                answered = ", ".join(
-                    v for vs in state.selections[item.id].answers().values() for v in vs
-                )
+            answered = one_tap_answer(state, item.id)
             items.append(
                 UndoRow(
                     item.id, state.undo[item.id], screen, strings, answered, key=f"undo-{item.id}"
@@ -93,7 +93,7 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
         for item in state.history
     ]
     if not items and state.loaded:
-        items = [EmptyTimeline(strings, key="empty")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+        items = [EmptyTimeline(strings, bool(state.waiting), key="empty")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
     side = side_padding(state.width)
     return ft.Column(
         [

@@ -7,13 +7,18 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
+from app.device import LocalStore
+from app.device.paths import STORE_FILE
+from app.ui.screen import CARDS, WEB_LAYOUT
 from tests.support import DEVICE_TOKEN, free_port, start_gateway, wait_until
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "e2e"
@@ -58,11 +63,16 @@ def _close_pages(request):
 
 
 class AppProcess:
-    """`python -m app --web` on a free port, with its own data directory."""
+    """`python -m app --web` on a free port, with its own data directory.
 
-    def __init__(self, data_dir: Path, gateway_url: str | None) -> None:
+    `layout="cards"` (the default here) sets the browser to stack questions in cards, as the
+    phone and desktop apps always do: most browser tests stand in for those apps. `"stepper"`
+    leaves a new browser's own default, the docked stepper."""
+
+    def __init__(self, data_dir: Path, gateway_url: str | None, layout: str = CARDS) -> None:
         self.data_dir = data_dir
         self.gateway_url = gateway_url  # None: the app starts unconfigured (to be paired)
+        self.layout = layout
         self.port = free_port()
         self.process: subprocess.Popen | None = None
         self.log = data_dir / f"app-{self.port}.log"
@@ -77,6 +87,10 @@ class AppProcess:
         if self.gateway_url is not None:
             env.update(ASK_USER_GATEWAY_URL=self.gateway_url, ASK_USER_DEVICE_TOKEN=DEVICE_TOKEN)
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        if self.layout == CARDS:
+            store = LocalStore(self.data_dir / STORE_FILE)
+            store.set_meta(WEB_LAYOUT, CARDS)
+            store.close()
         with self.log.open("a") as out:
             self.process = subprocess.Popen(
                 [
@@ -114,12 +128,42 @@ class AppProcess:
 
 @pytest.fixture
 def stack(tmp_path):
-    """A real gateway (with a clock the test moves) and the app pointed at it."""
+    """A real gateway (with a clock the test moves) and the app pointed at it, stacking
+    questions in cards as the phone and desktop apps do."""
     gateway = start_gateway(tmp_path / "gateway")
     app = AppProcess(tmp_path / "app", gateway.url).start()
     yield gateway, app
     app.stop()
     gateway.stop()
+
+
+@pytest.fixture
+def web_stack(tmp_path):
+    """The same, with the browser's own default: the docked stepper."""
+    gateway = start_gateway(tmp_path / "gateway")
+    app = AppProcess(tmp_path / "app", gateway.url, layout="stepper").start()
+    yield gateway, app
+    app.stop()
+    gateway.stop()
+
+
+class Agent:
+    """A real agent: ask_user() calls on threads, stopped (prompt cancelled) at teardown."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(6)
+        self.stop = threading.Event()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.pool.shutdown(wait=True)
+
+
+@pytest.fixture
+def agent():
+    running = Agent()
+    yield running
+    running.close()
 
 
 ANDROID_UA = (

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import re
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from PIL import Image
@@ -22,7 +20,7 @@ from tests.support import (
     wait_until,
 )
 
-from .conftest import AppProcess, on_screen, open_app, shot
+from .conftest import Agent, AppProcess, on_screen, open_app, shot
 
 pytestmark = pytest.mark.browser
 
@@ -85,25 +83,6 @@ def summary(page, status: str, *lines: str):
 def option(page, label: str, role: str = "radio"):
     """An option row, named by its label (then its Recommended mark and description)."""
     return page.get_by_role(role, name=re.compile(rf"^{re.escape(label)}(\s|$)"))
-
-
-class Agent:
-    """A real agent: ask_user() calls on threads, stopped (prompt cancelled) at teardown."""
-
-    def __init__(self) -> None:
-        self.pool = ThreadPoolExecutor(6)
-        self.stop = threading.Event()
-
-    def close(self) -> None:
-        self.stop.set()
-        self.pool.shutdown(wait=True)
-
-
-@pytest.fixture
-def agent():
-    running = Agent()
-    yield running
-    running.close()
 
 
 def ask(agent: Agent, gateway, questions, session="main", **kw):

@@ -12,7 +12,7 @@ from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.text import shown_label
-from app.ui.screen import ONE_TAP, UNDO_SECONDS, Screen, shortcut
+from app.ui.screen import CARDS, ONE_TAP, UNDO_SECONDS, WEB_LAYOUT, Screen, docked, shortcut
 from app.ui.summary import shorten, summary_lines
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
@@ -465,3 +465,81 @@ def test_one_tap_is_a_setting_kept_by_the_device(screen):
         assert again.state.one_tap is False
     finally:
         again.close()
+
+
+# ---- the browser's docked stepper -----------------------------------------------------------
+
+
+@pytest.fixture
+def tab(screen):
+    """A browser tab on the same device core: the stepper is its default."""
+    made = Screen(screen.core, monotonic=screen.time, web=True)
+    made.time = screen.time  # type: ignore[attr-defined]
+    yield made
+    made.close()
+
+
+def test_the_stepper_is_a_browsers_own_and_a_setting_of_the_device(screen, tab):
+    assert screen.state.stepper is False  # the phone and desktop apps always stack questions
+    assert tab.state.stepper is True
+    tab.open_dialog("settings")
+    tab.state.draft.stepper = False
+    assert tab.save_settings()
+    assert screen.core.store.get_meta(WEB_LAYOUT) == CARDS
+    again = Screen(screen.core, web=True)  # another tab, or the next start
+    try:
+        assert again.state.stepper is False
+    finally:
+        again.close()
+    screen.open_dialog("settings")  # the app's own Settings never write the browser's layout
+    screen.state.draft.stepper = True
+    assert screen.save_settings()
+    assert screen.core.store.get_meta(WEB_LAYOUT) == CARDS
+
+
+def test_the_stepper_shows_the_oldest_waiting_prompt_or_the_one_a_link_opened(tab):
+    add(tab, record("pr_old", 1), record("pr_new", 5), record("pr_mid", 3))
+    assert docked(tab.state).id == "pr_old"
+    tab.open_link("askuser://prompt/pr_mid")
+    assert docked(tab.state).id == "pr_mid"
+    tab.state.stepper = False
+    assert docked(tab.state) is None
+
+
+def test_next_waits_for_an_answer_and_back_keeps_every_choice(tab):
+    add(tab, record("pr_a", 1, questions=[SINGLE, MULTI]))
+    assert not tab.step("pr_a", forward=True)  # nothing chosen yet
+    assert not tab.step("pr_a", forward=False)  # already on the first
+    tab.tap_option("pr_a", "target", "Preview")
+    assert tab.state.undo == {}  # two questions: no one-tap answer
+    assert tab.step("pr_a", forward=True)
+    assert tab.state.selections["pr_a"].active == "features"
+    tab.tap_option("pr_a", "features", "Export")
+    assert not tab.step("pr_a", forward=True)  # the last question
+    assert tab.step("pr_a", forward=False)
+    answers = tab.state.selections["pr_a"]
+    assert answers.active == "target"
+    assert answers.answers() == {"target": ["Preview"], "features": ["Export"]}
+
+
+def test_in_the_stepper_enter_goes_on_to_the_next_question_then_submits(tab):
+    add(tab, record("pr_a", 1, questions=[SINGLE, MULTI]))
+    tab.tap_option("pr_a", "target", "Production")
+    assert tab.key("Enter")
+    assert tab.state.selections["pr_a"].active == "features"
+    assert tab.core.store.outbox() == []  # Enter went on; it sent nothing
+    assert not tab.key("Enter")  # "features" has no answer yet: Enter waits
+    assert tab.key("2")  # the keys choose in the question on screen
+    assert tab.state.selections["pr_a"]["features"].values() == ["Export"]
+    assert tab.key("Enter")
+    [entry] = tab.core.store.outbox()
+    assert entry.answers == {"target": ["Production"], "features": ["Export"]}
+
+
+def test_a_card_submits_on_enter_with_any_question_last_touched(screen):
+    add(screen, record("pr_a", 1, questions=[SINGLE, MULTI]))
+    screen.tap_option("pr_a", "features", "Search")
+    screen.tap_option("pr_a", "target", "Production")  # the first question last touched
+    assert screen.key("Enter")
+    [entry] = screen.core.store.outbox()
+    assert entry.answers == {"target": ["Production"], "features": ["Search"]}

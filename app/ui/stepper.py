@@ -1,0 +1,250 @@
+"""The browser's docked stepper (the specification's web Control UI): the oldest waiting prompt
+in a panel at the bottom of the window, one question at a time — "Question 2 of 3", Back and
+Next, Submit on the last, Dismiss always — that collapses to a thin bar with the question's
+header and count. The phone and desktop apps stack every question in cards instead (card.py);
+both render the same `QuestionBlock` and act through the same `Screen`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import flet as ft
+
+from app.device import TimelineItem
+from app.protocol import Question
+from app.protocol.selection import CardAnswers
+from app.protocol.strings import Strings
+
+from .card import Countdown, QuestionBlock, UndoRow
+from .screen import Screen, docked, one_tap_answer
+from .state import ScreenState
+from .theme import TAP
+from .timeline import MAX_WIDTH, side_padding
+
+APP_BAR = 56  # the app bar above the timeline and the panel
+# The panel's most, as a share of the window under the app bar: a short window (a phone) is
+# mostly the question; a tall one keeps the timeline in sight above it.
+SHORT_WINDOW, SHORT_SHARE, TALL_SHARE = 700, 0.85, 0.7
+# Sizes the estimate adds up (logical pixels): the bar, the buttons and the panel's padding;
+# an option row; a line of an option's text; the Other field; the header row.
+CHROME, OPTION_ROW, OPTION_LINE, OTHER_FIELD, HEADER_ROW = 148, 48, 22, 72, 30
+QUESTION_LINE, CHAR_WIDTH, SLACK = 25, 8.6, 24
+
+
+def _lines(text: str, width: float, char_width: float = CHAR_WIDTH) -> int:
+    return max(1, math.ceil(len(text) * char_width / max(width, 1)))
+
+
+def panel_height(question: Question, width: float, height: float) -> float:
+    """How tall the open panel is: what its question needs, at most its share of the window.
+
+    Flet 1.0.5 has no box with only a maximum height, so what the question needs is estimated
+    from its text and the width (generously: a little blank is better than a scroll), and the
+    question scrolls inside the panel when it needs more than the window can give.
+    """
+    text_width = min(width or MAX_WIDTH, MAX_WIDTH) - 2 * side_padding(width)
+    needed = CHROME + HEADER_ROW + OTHER_FIELD + SLACK
+    needed += QUESTION_LINE * _lines(question.question, text_width, CHAR_WIDTH * 1.1)
+    for option in question.options:
+        rows = _lines(option.label, text_width - 56) + (
+            _lines(option.description, text_width - 56) if option.description else 0
+        )
+        needed += max(OPTION_ROW, 8 + OPTION_LINE * rows) + 2
+    if not height:
+        return needed
+    share = SHORT_SHARE if height < SHORT_WINDOW else TALL_SHARE
+    return min(needed, max(0.0, height - APP_BAR) * share)
+
+
+@ft.component
+def StepBar(
+    item: TimelineItem, step: int, waiting: int, screen: Screen, strings: Strings
+) -> ft.Control:
+    """Where the person is: "Question 2 of 3", the time left, how many more wait; and Hide."""
+    count = len(item.record.questions)
+    words: list[ft.Control] = [
+        ft.Text(strings("step_of", n=step + 1, count=count), size=14, weight=ft.FontWeight.W_600),
+        Countdown(item.record.expires_ms, strings),
+    ]
+    if waiting > 1:
+        words.append(
+            ft.Text(
+                strings("more_waiting", count=waiting - 1),
+                size=13,
+                color=ft.Colors.ON_SURFACE_VARIANT,
+            )
+        )
+    return ft.Row(
+        [
+            ft.Row(
+                words,
+                spacing=12,
+                run_spacing=2,
+                wrap=True,
+                expand=True,
+                vertical_alignment=ft.CrossAxisAlignment.CENTER,
+            ),
+            ft.IconButton(
+                ft.Icon(ft.Icons.KEYBOARD_ARROW_DOWN, semantics_label=strings("collapse_question")),
+                tooltip=strings("collapse_question"),
+                on_click=lambda _: screen.collapse_stepper(True),
+                width=TAP,
+                height=TAP,
+            ),
+        ],
+        vertical_alignment=ft.CrossAxisAlignment.CENTER,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def StepButtons(
+    prompt_id: str, answers: CardAnswers, screen: Screen, strings: Strings
+) -> ft.Control:
+    """Dismiss at the start; Back, then Next (once this question is answered) or, on the last
+    question, Submit (once every question is)."""
+    order = list(answers.by_id)
+    step = order.index(answers.active)
+    last = step == len(order) - 1
+    forward = (
+        ft.FilledButton(
+            content=strings("submit"),
+            icon=ft.Icons.SEND,
+            on_click=lambda _: screen.submit(prompt_id),
+            disabled=not answers.complete,
+            height=TAP,
+            key="submit",
+        )
+        if last
+        else ft.FilledButton(
+            content=strings("next"),
+            icon=ft.Icons.ARROW_FORWARD,
+            on_click=lambda _: screen.step(prompt_id, forward=True),
+            disabled=not answers[answers.active].complete,
+            height=TAP,
+            key="next",
+        )
+    )
+    return ft.Row(
+        [
+            ft.OutlinedButton(
+                content=strings("dismiss"),
+                icon=ft.Icons.CLOSE,
+                on_click=lambda _: screen.dismiss(prompt_id),
+                height=TAP,
+            ),
+            ft.Row(
+                [
+                    ft.TextButton(
+                        strings("back"),
+                        on_click=lambda _: screen.step(prompt_id, forward=False),
+                        disabled=step == 0,
+                        visible=len(order) > 1,
+                        height=TAP,
+                    ),
+                    forward,
+                ],
+                spacing=8,
+                tight=True,
+            ),
+        ],
+        alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
+        wrap=True,
+        run_spacing=8,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings) -> ft.Control:
+    """The thin bar the panel folds into: the question's header and where the person is."""
+    question = item.record.questions[step]
+    where = strings("step_of", n=step + 1, count=len(item.record.questions))
+    return ft.Container(
+        ft.Row(
+            [
+                ft.Icon(ft.Icons.HELP_OUTLINE, color=ft.Colors.PRIMARY, size=20),
+                ft.Text(
+                    f"{question.header} · {where}",
+                    size=14,
+                    weight=ft.FontWeight.W_600,
+                    max_lines=1,
+                    overflow=ft.TextOverflow.ELLIPSIS,
+                    expand=True,
+                ),
+                Countdown(item.record.expires_ms, strings),
+                ft.IconButton(
+                    ft.Icon(ft.Icons.KEYBOARD_ARROW_UP, semantics_label=strings("expand_question")),
+                    tooltip=strings("expand_question"),
+                    on_click=lambda _: screen.collapse_stepper(False),
+                    width=TAP,
+                    height=TAP,
+                ),
+            ],
+            spacing=8,
+            vertical_alignment=ft.CrossAxisAlignment.CENTER,
+            rtl=strings.rtl,
+        ),
+        on_click=lambda _: screen.collapse_stepper(False),
+    )
+
+
+@ft.component
+def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
+    """The panel docked under the timeline; hidden while nothing waits (or in cards layout)."""
+    item = docked(state)
+    children: list[ft.Control] = []
+    height: float | None = None
+    if item is not None and item.id in state.undo:
+        answered = one_tap_answer(state, item.id)
+        children = [
+            UndoRow(item.id, state.undo[item.id], screen, strings, answered, key="undo")  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+        ]
+    elif item is not None:
+        answers = state.selections[item.id]
+        step = list(answers.by_id).index(answers.active)
+        question = item.record.questions[step]
+        if state.stepper_collapsed:
+            children = [CollapsedBar(item, step, screen, strings, key="bar")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+        else:
+            height = panel_height(question, state.width, state.height)
+            error = state.errors.get(item.id)
+            children = [
+                StepBar(item, step, len(state.waiting), screen, strings, key="where"),  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                ft.Column(
+                    [
+                        QuestionBlock(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                            item.id,
+                            question,
+                            None,
+                            answers[question.id],
+                            screen,
+                            strings,
+                            key=f"{item.id}-{question.id}",
+                        ),
+                        ft.Text(
+                            error or "", color=ft.Colors.ERROR, rtl=strings.rtl, visible=bool(error)
+                        ),
+                    ],
+                    scroll=ft.ScrollMode.AUTO,
+                    expand=True,
+                    horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+                    key="question",
+                ),
+                StepButtons(item.id, answers, screen, strings, key="buttons"),  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+            ]
+    side = side_padding(state.width)
+    return ft.Container(
+        ft.Column(
+            children,
+            spacing=8,
+            tight=height is None,
+            horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
+        ),
+        visible=item is not None,
+        height=height,
+        padding=ft.Padding.only(left=side, right=side, top=4, bottom=8),
+        bgcolor=ft.Colors.SURFACE_CONTAINER,
+        border=ft.Border.only(top=ft.BorderSide(1, ft.Colors.OUTLINE_VARIANT)),
+    )
