@@ -99,7 +99,7 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     from app.device import LocalStore, Settings, app_data_dir
     from app.device.paths import STORE_FILE
     from app.ui.run import ASSETS_DIR, main, set_launch_options
-    from app.ui.screen import AppOptions
+    from app.ui.state import AppOptions
 
     store = LocalStore(app_data_dir() / STORE_FILE)
     agent_url = os.environ.get(GATEWAY_URL_ENV)

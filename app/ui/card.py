@@ -252,8 +252,8 @@ def UndoRow(
 ) -> ft.Control:
     """A dismissed card, or one answered by one tap (`answered`: the choice), for a few
     seconds: nothing has reached the gateway yet."""
-    ft.use_context(ClockContext)  # re-render with the clock, once a second
-    seconds = max(0, round(send_at - screen.monotonic()))
+    clock = ft.use_context(ClockContext)  # re-render with the clock, once a second
+    seconds = max(0, round(send_at - clock.monotonic))
     said = (
         strings("answered_undo", answer=answered, seconds=seconds)
         if answered is not None

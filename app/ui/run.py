@@ -18,7 +18,8 @@ from app.protocol.strings import Strings
 from . import theme
 from .alerts import start_system_alerts
 from .app import App
-from .screen import AppOptions, Screen
+from .screen import Screen
+from .state import AppOptions
 
 _HERE = Path(__file__).resolve().parent
 # The project's assets/ beside app/ when run from a checkout; inside the app in a build.
@@ -85,7 +86,11 @@ async def main(page: ft.Page) -> None:
     theme.apply(page)
     screen.set_size(page.width, page.height)
     page.on_resize = lambda e: screen.set_size(e.width, e.height)
-    page.on_keyboard_event = lambda e: screen.key(e.key, e.ctrl or e.alt or e.meta)
+    page.on_keyboard_event = lambda e: (
+        screen.undo_last()
+        if (e.ctrl or e.meta) and e.key.upper() == "Z"
+        else screen.key(e.key, e.ctrl or e.alt or e.meta)
+    )
     page.render_views(App, screen, screen.state)
     # A link the app was opened by (askuser://… in a built app, the page route on the web),
     # now and while it runs.

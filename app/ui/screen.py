@@ -14,7 +14,7 @@ from app.protocol.pairing import url_problem
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .state import Clock, ScreenState, SettingsDraft
+from .state import AppOptions, Clock, ScreenState, SettingsDraft
 
 HISTORY_PAGE = 100
 ONE_TAP = "one_tap"  # the store's setting: "0" turns one-tap answers off
@@ -29,15 +29,6 @@ _LAST_PAIR_LINK = "last_pair_link"
 
 def _link_key(link: PairLink) -> str:
     return f"{link.gateway_url.rstrip('/')} {normalize_code(link.code)}"
-
-
-@dataclass(frozen=True)
-class AppOptions:
-    """How the app was started: what Settings tells a person about pointing an agent at it."""
-
-    agent_url: str | None = None  # the embedded gateway's URL
-    agent_token_file: str | None = None  # where its agent token is kept
-    notice: str | None = None  # e.g. "port 8765 was taken; the gateway is on 8766"
 
 
 @dataclass(frozen=True)
@@ -96,7 +87,7 @@ class Screen:
     ) -> None:
         self.core = core
         self.web = web  # a browser tab: the docked stepper is offered there, never in an app
-        self.options = options or AppOptions()
+        options = options or AppOptions()
         self.monotonic = monotonic
         # Where the core's change notifications run: on this page's own loop context in the
         # app (so each tab updates its own components), at once in tests.
@@ -112,6 +103,8 @@ class Screen:
             language=core.store.get_meta("language") or "en",
             one_tap=core.store.get_meta(ONE_TAP) != "0",
             stepper=self._uses_stepper(),
+            options=options,
+            web=web,
         )
         self._unsubscribe = core.subscribe(self._core_changed)
         self.reload()
@@ -179,6 +172,7 @@ class Screen:
         self._connection_changed()
         was_loaded, state.loaded = state.loaded, True
         self.clock.now_ms = core.clock.now_ms()
+        self.clock.monotonic = self.monotonic()
         self._show_linked(open_ids, {i.id for i in history})
         if arrived and was_loaded:
             # A new question comes into view on top, unless the person opened a link to a
@@ -225,6 +219,7 @@ class Screen:
         dismiss whose Undo time passed goes to the gateway."""
         now = self.core.clock.now_ms()
         self.clock.now_ms = now
+        self.clock.monotonic = self.monotonic()
         self.send_dismissals(due_only=True)
         if any(i.record.overdue(now) for i in self.state.waiting):
             self.reload()
@@ -339,9 +334,17 @@ class Screen:
         """Dismiss after a few seconds in which Undo takes it back; nothing is sent before."""
         if prompt_id not in self.state.selections:
             return
-        self.state.undo = {**self.state.undo, prompt_id: self.monotonic() + UNDO_SECONDS}
+        self.clock.monotonic = self.monotonic()
+        self.state.undo = {**self.state.undo, prompt_id: self.clock.monotonic + UNDO_SECONDS}
         if self.state.active_card == prompt_id:
             self.state.active_card = None
+
+    def undo_last(self) -> bool:
+        """Ctrl/Cmd+Z: take back the newest dismiss or one-tap answer still in its Undo time."""
+        if not self.state.undo or self.state.dialog or self.state.typing:
+            return False  # a text field's own Ctrl+Z undoes typing
+        self.undo_dismiss(max(self.state.undo, key=lambda k: self.state.undo[k]))
+        return True
 
     def undo_dismiss(self, prompt_id: str) -> None:
         """Undo a dismiss or a one-tap answer: the card is back as it was (with its choice)."""

@@ -42,10 +42,10 @@ def CopyLine(label: str, value: str, strings: Strings) -> ft.Control:
 
 
 @ft.component
-def ConnectAgent(screen: Screen, strings: Strings) -> ft.Control:
+def ConnectAgent(state: ScreenState, strings: Strings) -> ft.Control:
     """Where an agent points: this device's gateway, and where its agent token is kept."""
-    options = screen.options
-    url = options.agent_url or screen.core.settings.gateway_url
+    options = state.options
+    url = options.agent_url or state.gateway_url
     lines: list[ft.Control] = [
         ft.Text(strings("connect_agent"), size=16, weight=ft.FontWeight.W_600),
         ft.Text(strings("agent_env"), size=13, color=ft.Colors.ON_SURFACE_VARIANT),
@@ -168,10 +168,10 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                 label=strings("stepper_setting"),
                 value=draft.stepper,
                 on_change=lambda e: setattr(draft, "stepper", bool(e.control.value)),
-                visible=screen.web,  # the phone and desktop apps always stack the questions
+                visible=state.web,  # the phone and desktop apps always stack the questions
             ),
             ft.Divider(),
-            ConnectAgent(screen, strings),
+            ConnectAgent(state, strings),
         ],
         tight=True,
         spacing=12,
@@ -202,7 +202,7 @@ def pair_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
     state = screen.state
     offer = state.pair_offer
     url = offer.gateway_url if offer else ""
-    current = screen.core.settings.gateway_url
+    current = state.gateway_url
     lines: list[ft.Control] = [ft.Text(strings("pair_confirm", url=url))]
     if current and current.rstrip("/") != url:
         lines.append(ft.Text(strings("pair_replaces", url=current), size=13))

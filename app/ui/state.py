@@ -12,6 +12,15 @@ from app.protocol import PairLink
 from app.protocol.selection import CardAnswers
 
 
+@dataclass(frozen=True)
+class AppOptions:
+    """How the app was started: what Settings tells a person about pointing an agent at it."""
+
+    agent_url: str | None = None  # the embedded gateway's URL
+    agent_token_file: str | None = None  # where its agent token is kept
+    notice: str | None = None  # e.g. "port 8765 was taken; the gateway is on 8766"
+
+
 @ft.observable
 @dataclass
 class Clock:
@@ -19,6 +28,7 @@ class Clock:
     second without touching the store."""
 
     now_ms: int = 0
+    monotonic: float = 0.0  # this device's monotonic clock (s), for the Undo seconds
 
 
 @ft.observable
@@ -72,6 +82,8 @@ class ScreenState:
     settings_error: str = ""  # what Save refused, under the field it is about
     draft: SettingsDraft = field(default_factory=SettingsDraft)
     gateway_url: str = ""  # the gateway this device talks to (the offline line names it)
+    options: AppOptions = field(default_factory=AppOptions)
+    web: bool = False  # a browser tab (the stepper is offered), not the phone or desktop app
     loaded: bool = False
 
 

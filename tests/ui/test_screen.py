@@ -543,3 +543,21 @@ def test_a_card_submits_on_enter_with_any_question_last_touched(screen):
     assert screen.key("Enter")
     [entry] = screen.core.store.outbox()
     assert entry.answers == {"target": ["Production"], "features": ["Search"]}
+
+
+def test_ctrl_z_takes_back_the_newest_dismiss_or_one_tap_answer(screen):
+    add(screen, record("pr_a", 1), record("pr_b", 2))
+    screen.set_option("pr_a", "target", "Production", True)  # one tap: sent in 5 s
+    screen.time.now += 1
+    screen.dismiss("pr_b")
+    screen.set_typing(True)
+    assert not screen.undo_last()  # the text field's own undo
+    screen.set_typing(False)
+    assert screen.undo_last()
+    assert list(screen.state.undo) == ["pr_a"]  # the newest (the dismiss) was taken back
+    assert screen.undo_last()
+    assert screen.state.undo == {} and screen.state.answering == ()
+    assert not screen.undo_last()
+    screen.time.now += UNDO_SECONDS + 1
+    screen.tick()
+    assert screen.core.store.outbox() == []
