@@ -52,20 +52,20 @@ from app.protocol import (
 )
 from app.protocol.selection import QuestionAnswer
 from app.protocol.strings import Strings
+from app.protocol.wire import prompt_list
 
 from .answer_page import LINK_PATH, PageState, language_of, render, security_headers
 from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
-from .connections import ANSWER_AT_ONCE, RELEASE_PARKED
 from .devices import DeviceRegistry
-from .feed import Parked
+from .feed import Page, Parked
 from .guesses import Guesses
-from .middleware import RequestLog
 from .notify import Announcer
 from .openapi import openapi_document
 from .people import People, PersonRow
 from .remote_mcp import CALLER_KEY, RemoteMcp
+from .request_log import RequestLog
 from .routing import Call, Endpoint, Router, header, query_params
 from .service import Gateway
 from .store import PRUNE_BATCH, PromptStore
@@ -123,7 +123,7 @@ def cancel_run(call: Call) -> dict:
 # ---- device ----------------------------------------------------------------------------------
 
 
-def list_prompts(call: Call) -> Response:
+def list_prompts(call: Call) -> Page:
     """A snapshot, newest first, and the cursor to long-poll from after it."""
     gateway, query = call.gateway, call.query
     gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
@@ -136,11 +136,7 @@ def list_prompts(call: Call) -> Response:
     )
     if records is None:
         raise ProtocolError(ErrorCode.NOT_FOUND, f"before: no prompt with id {query.before!r}")
-    body = (
-        f'{{"prompts":[{",".join(records)}],"cursor":"{gateway.store.last_seq}",'
-        f'"serverTime":"{gateway.server_time()}"}}'
-    )
-    return Response(body, media_type="application/json")
+    return Page(prompt_list(records, gateway.store.last_seq, gateway.server_time()))
 
 
 def get_prompt(call: Call) -> dict:
@@ -155,7 +151,7 @@ def prompt_text(call: Call) -> Response:
     )
 
 
-def events(call: Call) -> Response | Parked:
+def events(call: Call) -> Page | Parked:
     """The long-poll: events after the cursor, at once or when the next one is appended (only
     the events of the device's person); 401 at once when the device is revoked meanwhile."""
     # A parked poll is answered with the page shared by every poll parked at its cursor;
@@ -589,9 +585,6 @@ class GatewayApp:
                 try:
                     self._start()
                     await self.state.remote_mcp.start()
-                    state = scope.get("state", {})
-                    state[RELEASE_PARKED] = self._release_parked
-                    state[ANSWER_AT_ONCE] = self.router.answer_at_once
                 except Exception as exc:
                     log.exception("the gateway could not start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
@@ -623,7 +616,8 @@ class GatewayApp:
         retention = asyncio.get_running_loop().create_task(_retain(gateway, config))
         self._stop += [retention.cancel, gateway.stop, store.close]
 
-    def _release_parked(self) -> None:
+    def release_parked(self) -> None:
+        """The server is stopping: long-polls end with an empty page, result waits pending."""
         gateway = self.state.gateway
         if gateway is not None:
             gateway.feed.release_all()

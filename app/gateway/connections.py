@@ -19,7 +19,7 @@ import json
 import logging
 import time
 import urllib.parse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 import httptools
@@ -28,7 +28,9 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
 from app.protocol import ErrorCode, ProtocolError
 
-from .middleware import PIPELINE_WATCH, Later, PipelineWatch, log_request
+from .feed import Later, Outcome, Page
+from .request_log import log_request
+from .responses import PIPELINE_WATCH, PipelineWatch, error_response, outcome_response
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -36,8 +38,6 @@ MAX_HEADER_BYTES = 32 * 1024  # the request line and all headers; nginx's defaul
 HEADER_TIMEOUT_SECONDS = 10.0
 BODY_TIMEOUT_SECONDS = 30.0  # a declared body (at most 64 KiB) must be in by then
 SWEEP_SECONDS = 1.0
-RELEASE_PARKED = "ask_user.release_parked"  # the lifespan state's key for it
-ANSWER_AT_ONCE = "ask_user.answer_at_once"  # the lifespan state's key for the router's door
 _STARTED = "ask_user.started"  # in a scope, when requests are logged
 _RESERVED_DESCRIPTORS = 64  # for the store, logs and the listener, beyond connections
 
@@ -94,7 +94,30 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     response, and requests answered at once. Beside uvicorn's, each connection has
     `_header_bytes` (the bytes of the request's headers so far, -1 once they are complete),
     `_at_once` (the request being parsed is answered here, so uvicorn's cycle must not see
-    it) and `_later` (the long-poll parked for this connection)."""
+    it) and `_later` (the long-poll parked for this connection).
+
+    What it serves with is given to the class, not looked up in the lifespan's state:
+    `serving(answer_at_once, release_parked)` makes the protocol class for one app."""
+
+    # The router's answer_at_once (routing.py): a response, a Later, or None (serve as ASGI).
+    answer_at_once: Callable[[dict], Response | Later | None] | None = None
+    release_parked: Callable[[], None] | None = None  # the app's: what is parked answers now
+
+    @classmethod
+    def serving(
+        cls,
+        answer_at_once: Callable[[dict], Response | Later | None],
+        release_parked: Callable[[], None],
+    ) -> type[GuardedHttpProtocol]:
+        """This protocol, answering at once with this router and releasing this app's polls."""
+        return type(
+            cls.__name__,
+            (cls,),
+            {
+                "answer_at_once": staticmethod(answer_at_once),
+                "release_parked": staticmethod(release_parked),
+            },
+        )
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -129,9 +152,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         """The server is stopping: first let the app answer what it holds parked (long-polls
         end with an empty page, result waits with pending), so they close cleanly within the
         grace period instead of being cancelled."""
-        release = self.app_state.get(RELEASE_PARKED)
-        if release is not None:
-            release()
+        if self.release_parked is not None:
+            self.release_parked()
         super().shutdown()
 
     def on_message_begin(self) -> None:
@@ -213,7 +235,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         """Answer (or park) the request now if the router can; False: uvicorn's way."""
         parser, limit = self.parser, self.limit_concurrency
         method = parser.get_method()
-        answer = self.app_state.get(ANSWER_AT_ONCE)
+        answer = self.answer_at_once
         if (
             answer is None
             or method not in (b"GET", b"HEAD")
@@ -236,7 +258,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         scope["query_string"] = url.query or b""
         if log.isEnabledFor(logging.INFO):
             scope[_STARTED] = time.perf_counter()  # type: ignore[literal-required]  # ours
-        result = answer(scope)
+        result = answer(cast(dict, scope))  # uvicorn types it HTTPScope; the router reads a dict
         if result is None:
             return False
         self._at_once = True
@@ -247,19 +269,26 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._write(result)
         return True
 
-    def _answer_later(self, response: Response) -> None:
+    def _answer_later(self, outcome: Outcome) -> None:
         self._later = None
-        self._write(response)
+        self._write(outcome if isinstance(outcome, Page) else error_response(outcome))
 
-    def _write(self, response: Response) -> None:
+    def _write(self, answer: Response | Page) -> None:
         transport = cast(_OneWritePerResponse, self.transport)  # set in connection_made
         if transport.is_closing():
             return
-        wire, head_length = _wire(response, self.server_state.default_headers)
-        transport.write_whole(wire[:head_length] if self.scope["method"] == "HEAD" else wire)
+        if isinstance(answer, Page):  # shared by every poll parked at its cursor: framed once
+            if answer.memo is None:
+                answer.memo = _wire(outcome_response(answer), self.server_state.default_headers)
+            wire, status = answer.memo, 200
+        else:
+            wire, status = _wire(answer, self.server_state.default_headers), answer.status_code
+        if self.scope["method"] == "HEAD":
+            wire = wire[: wire.index(b"\r\n\r\n") + 4]
+        transport.write_whole(wire)
         self.server_state.total_requests += 1
         if (started := self.scope.get(_STARTED)) is not None:
-            log_request(cast(dict, self.scope), response.status_code, cast(float, started))
+            log_request(cast(dict, self.scope), status, cast(float, started))
         if not self._in_body:  # a declared body still coming keeps its own deadline
             self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
 
@@ -300,18 +329,13 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self.transport.close()
 
 
-def _wire(response: Response, default_headers: Iterable[tuple[bytes, bytes]]) -> tuple[bytes, int]:
-    """The response as HTTP/1.1 bytes, and the length of its head. Built once per response: a
-    page shared by every parked poll is written as the same bytes to each."""
-    built = response.__dict__.get("_ask_user_wire")
-    if built is None:
-        head = [STATUS_LINE[response.status_code]]
-        for name, value in (*default_headers, *response.raw_headers):
-            head += [name, b": ", value, b"\r\n"]
-        head.append(b"\r\n")
-        start = b"".join(head)
-        built = response.__dict__["_ask_user_wire"] = (start + response.body, len(start))
-    return built
+def _wire(response: Response, default_headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """The response as HTTP/1.1 bytes: its status line, the server's headers, its own, body."""
+    head = [STATUS_LINE[response.status_code]]
+    for name, value in (*default_headers, *response.raw_headers):
+        head += [name, b": ", value, b"\r\n"]
+    head.append(b"\r\n")
+    return b"".join(head) + response.body
 
 
 class _HeaderDeadlines:

@@ -8,6 +8,10 @@ JSON page and a callback per device, not a SQL query and a response built per de
 are added only after their transaction committed, so nothing is served that the store does
 not hold. A device hears only of its person's prompts (PROTOCOL.md v1.3): an event wakes the
 polls of its person, and a page skips other people's events (its cursor moves past them).
+
+This is the core's floor: it deals in pages of bytes and the contract's errors. What becomes of
+them on the wire (HTTP heads, the connection a page is written to) is routing.py's and
+connections.py's.
 """
 
 from __future__ import annotations
@@ -19,17 +23,49 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from starlette.responses import Response
-
 from app.protocol import ProtocolError
+from app.protocol.wire import events_page
 
-from .middleware import Later, error_response
 from .store import PromptStore, StoredEvent
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
 WAKE_SLICE_SECONDS = 0.005  # parked polls are answered for this long per turn of the loop
 _CLOCK_EVERY = 32  # polls answered between looks at the clock
 TICK_SECONDS = 0.1  # parked polls time out on these ticks: one timer per tick, not per poll
+
+
+class Page:
+    """One page of events, encoded once and shared by every poll parked at its cursor.
+
+    `memo` belongs to whoever serves it: the connection keeps the page's whole HTTP response
+    there, so a page written to a thousand devices is framed once (#16)."""
+
+    __slots__ = ("body", "memo")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.memo: bytes | None = None
+
+
+Outcome = Page | ProtocolError  # what a poll is answered with
+
+
+class Later:
+    """An answer that comes later: a long-poll's. Whoever serves the request attaches what
+    writes the answer (called once), detaches when the client leaves first, or asks for the
+    answer now (a pipelined request is behind it). No task and no future per waiting request:
+    with thousands parked, each costs one small object (#16)."""
+
+    __slots__ = ()
+
+    def attach(self, deliver: Callable[[Outcome], None]) -> None:
+        raise NotImplementedError
+
+    def detach(self) -> None:
+        raise NotImplementedError
+
+    def answer_now(self) -> None:
+        raise NotImplementedError
 
 
 class Parked(Later):
@@ -55,9 +91,9 @@ class Parked(Later):
         self._caller = caller
         self.device_id: str | None = caller.device_id
         self._check = check
-        self._deliver: Callable[[Response], None] | None = None
+        self._deliver: Callable[[Outcome], None] | None = None
 
-    def attach(self, deliver: Callable[[Response], None]) -> None:
+    def attach(self, deliver: Callable[[Outcome], None]) -> None:
         self._deliver = deliver
         self._feed._park(self)
 
@@ -69,17 +105,18 @@ class Parked(Later):
         self._feed._unpark(self)
         self.settle(None)
 
-    def settle(self, page: Response | None) -> None:
+    def settle(self, page: Page | None) -> None:
         """Answer once: later calls (a tick after a wake-up, say) do nothing."""
         deliver, self._deliver = self._deliver, None
         if deliver is None:
             return
+        outcome: Outcome
         try:
             self._check(self._caller)
-            response = page if page is not None else self._feed.page(*self.key)
+            outcome = page if page is not None else self._feed.page(*self.key)
         except ProtocolError as exc:
-            response = error_response(exc)
-        deliver(response)
+            outcome = exc
+        deliver(outcome)
 
 
 class EventFeed:
@@ -109,7 +146,7 @@ class EventFeed:
         wait: float,
         caller: Any,
         check: Callable[[Any], None],
-    ) -> Response | Parked:
+    ) -> Page | Parked:
         """A long-poll: `person`'s events after `cursor` now, or, with none and `wait` > 0, a
         poll to park at the head for at most `wait` seconds (it parks once attached)."""
         found, head = self._after(person, cursor, limit)
@@ -118,7 +155,7 @@ class EventFeed:
         tick = math.ceil((self._loop.time() + wait) / TICK_SECONDS)
         return Parked(self, (person, head, limit), tick, caller, check)
 
-    def page(self, person: str, cursor: int, limit: int) -> Response:
+    def page(self, person: str, cursor: int, limit: int) -> Page:
         """`person`'s events after `cursor` (at most `limit`), and the cursor to poll from."""
         return self._page(*self._after(person, cursor, limit))
 
@@ -140,14 +177,9 @@ class EventFeed:
         found = self.store.events_after(cursor, limit, person)
         return found, found[-1].seq if len(found) == limit else self.store.last_seq
 
-    def _page(self, found: list[StoredEvent], next_cursor: int) -> Response:
-        items = ",".join(
-            f'{{"seq":{e.seq},"type":"{e.type}","prompt":{e.record_json}}}' for e in found
-        )
-        body = (
-            f'{{"events":[{items}],"cursor":"{next_cursor}","serverTime":"{self.server_time()}"}}'
-        )
-        return Response(body, media_type="application/json")
+    def _page(self, found: list[StoredEvent], next_cursor: int) -> Page:
+        events = [(e.seq, e.type, e.record_json) for e in found]
+        return Page(events_page(events, next_cursor, self.server_time()))
 
     def _park(self, parked: Parked) -> None:
         if self._closing:
@@ -208,7 +240,7 @@ class EventFeed:
         if woken:  # after what is already due: the agent's result wait, woken first (#16)
             self._loop.call_soon(self._wake, woken, 0)
 
-    def _wake(self, woken: list[tuple[Parked, Response]], start: int) -> None:
+    def _wake(self, woken: list[tuple[Parked, Page]], start: int) -> None:
         """Answer parked polls for a slice of time per turn, letting other requests in between:
         with 5,000 devices, waking all at once held health and creates for a second (#14). A
         slice, not a count: a fixed batch of 200 let the re-polls of the first batches in

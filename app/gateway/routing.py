@@ -4,10 +4,11 @@ Each `Endpoint` names its method, path, role, body and query models, the statuse
 and its handler, once. `Router` serves requests from the table; `openapi.py` describes it. No
 framework in between: a parked long-poll holds only this module's frames and its waiter (#8).
 
-Two doors to the same table: the ASGI app, and `answer_at_once` for requests without a body
-to handlers that never await. The connection calls the latter as soon as a request's headers
-are in (connections.py), with no task and no ASGI cycle: that is every device's long-poll,
-answered and re-parked once per event per device (#16).
+One way in: every request is matched and admitted (size limit, auth, query) by `_admit`.
+Requests without a body to handlers that never await are then answered by `answer_at_once`,
+which the connection calls as soon as the headers are in (connections.py), with no task and no
+ASGI cycle: that is every device's long-poll, answered and re-parked once per event per device
+(#16). The rest go on, as ASGI, to read and validate their body.
 """
 
 from __future__ import annotations
@@ -22,19 +23,18 @@ from typing import Any, cast
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from app.protocol import ErrorCode, ProtocolError, parse_model
 
 from .auth import Authenticator, Caller, Role
-from .middleware import (
+from .bodies import decode_json_body, read_body, refuse_declared_too_large
+from .feed import Later, Page
+from .responses import (
     PIPELINE_WATCH,
-    Later,
-    decode_json_body,
     error_response,
     let_woken_polls_answer,
-    read_body,
-    refuse_declared_too_large,
+    result_response,
     when_ready,
 )
 from .service import Gateway, fingerprint
@@ -93,7 +93,7 @@ class Call:
         return f"{self.scope.get('scheme', 'http')}://{host}"
 
 
-Result = Response | dict | Later
+Result = Response | dict | Page | Later
 # A plain function unless it awaits; a mounted endpoint's takes (call, receive, send) and
 # answers by itself.
 Handler = Callable[..., Awaitable[Result] | Awaitable[None] | Result]
@@ -194,7 +194,7 @@ class Router:
         try:
             endpoint, params = self.match(scope["method"], scope["path"])
             if endpoint.mount:
-                call = self._prepare_head(endpoint, params, scope)
+                call = self._admit(endpoint, params, scope)
                 await endpoint.handler(call, receive, send)  # type: ignore[call-arg, misc]
                 return
             response = await self._respond(endpoint, params, scope, receive)
@@ -209,12 +209,12 @@ class Router:
         endpoint takes no body and never awaits; None: serve it as ASGI instead."""
         try:
             endpoint, params = self.match(scope["method"], scope["path"])
-            if not endpoint.at_once:
+            if not endpoint.at_once or self.state.gateway is None:  # None: not started yet
                 return None
-            result = endpoint.handler(self._prepare_head(endpoint, params, scope))
+            result = endpoint.handler(self._admit(endpoint, params, scope))
         except Exception as exc:
             return self._failure(exc, scope)
-        return self._as_response(endpoint, cast(Result, result))  # at_once: never awaits
+        return result_response(cast(Result, result), endpoint.status)  # at_once: never awaits
 
     @staticmethod
     def _failure(exc: Exception, scope: dict) -> Response:
@@ -222,12 +222,6 @@ class Router:
             log.error("%s %s failed", scope["method"], scope["path"], exc_info=exc)
             exc = ProtocolError(ErrorCode.INTERNAL, "the gateway failed; it is logged")
         return error_response(exc)
-
-    @staticmethod
-    def _as_response(endpoint: Endpoint, result: Result) -> Response | Later:
-        if isinstance(result, Response | Later):
-            return result
-        return JSONResponse(result, status_code=endpoint.status)
 
     async def _respond(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
@@ -238,7 +232,7 @@ class Router:
             result = await result
         if endpoint.changes:
             await let_woken_polls_answer()
-        response = self._as_response(endpoint, result)
+        response = result_response(result, endpoint.status)
         if isinstance(response, Later):
             return await when_ready(response, scope.get(PIPELINE_WATCH))
         return response
@@ -246,12 +240,10 @@ class Router:
     async def _prepare(
         self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
     ) -> Call:
-        """Size limit → auth → body → decode → validate, each failing with the contract's
-        error. Nothing of a body is read for a caller the token refuses (and no `100
-        Continue` is sent to one)."""
-        if endpoint.changes:
-            refuse_declared_too_large(scope)  # 413 before 401, on every route
-        call = self._prepare_head(endpoint, params, scope)
+        """Admitted, then body → decode → validate, each failing with the contract's error.
+        Nothing of a body is read for a caller the token refuses (and no `100 Continue` is
+        sent to one)."""
+        call = self._admit(endpoint, params, scope)
         raw = b""
         if endpoint.changes:
             try:
@@ -273,8 +265,11 @@ class Router:
                 call.body = parse_model(endpoint.body, data, endpoint.invalid_code)
         return call
 
-    def _prepare_head(self, endpoint: Endpoint, params: dict[str, str], scope: dict) -> Call:
-        """Auth → the query, validated: what the request line and headers decide."""
+    def _admit(self, endpoint: Endpoint, params: dict[str, str], scope: dict) -> Call:
+        """Size limit → auth → the query, validated: what the request line and headers decide,
+        for every request whichever way it is served."""
+        if endpoint.changes:
+            refuse_declared_too_large(scope)  # 413 before 401, on every route
         caller = None
         if endpoint.role is not None:
             authorization = header(scope, b"authorization")

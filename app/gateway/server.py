@@ -9,11 +9,10 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import uvicorn
 
-from .api import create_app
+from .api import GatewayApp, create_app
 from .clock import Clock
 from .config import GatewayConfig
 from .connections import GuardedHttpProtocol, connection_limit
@@ -22,10 +21,10 @@ SHUTDOWN_GRACE_SECONDS = 2
 YOUNG_GENERATION_THRESHOLD = 20_000  # allocations between young collections (Python: 700)
 
 
-def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
+def _server(app: GatewayApp, log_level: str) -> uvicorn.Server:
     return uvicorn.Server(
         uvicorn.Config(
-            asgi_app,
+            app.asgi,
             log_level=log_level,
             access_log=False,  # RequestLog writes one line per request, never a header
             timeout_keep_alive=75,  # longer than the longest wait, so polls reuse connections
@@ -35,7 +34,8 @@ def _server(asgi_app: Any, log_level: str) -> uvicorn.Server:
             backlog=4096,
             lifespan="on",
             proxy_headers=False,  # the pairing rate limit keys on the peer address itself
-            http=GuardedHttpProtocol,  # 431 past 32 KiB of headers; 10 s to send them
+            # 431 past 32 KiB of headers, 10 s to send them; the cheap GETs answered at once
+            http=GuardedHttpProtocol.serving(app.router.answer_at_once, app.release_parked),
             # No WebSocket here: an `Upgrade: websocket` GET is an ordinary request (it was
             # handed to a WebSocket protocol the router does not speak, and answered 500).
             ws="none",
@@ -54,7 +54,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def serve(config: GatewayConfig, log_level: str = "info") -> None:
     """Serve in the foreground until interrupted."""
-    server = _server(create_app(config).asgi, log_level)
+    server = _server(create_app(config), log_level)
     sock = _bind(config.host, config.port)
     # What start-up loaded (the framework, the models' schemas) lives as long as the process:
     # freezing it keeps the collector from walking it on every full collection (#8, tail
@@ -79,7 +79,7 @@ class EmbeddedGateway:
 
     def __post_init__(self) -> None:
         self.app = create_app(self.config, self.clock)
-        self._server = _server(self.app.asgi, self.log_level)
+        self._server = _server(self.app, self.log_level)
         self._sock = _bind(self.config.host, self.config.port)
         self.port = self._sock.getsockname()[1]
         self.app.own_url = self.url  # answer links name the port it really got

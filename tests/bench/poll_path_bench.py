@@ -28,7 +28,7 @@ from uvicorn.server import ServerState
 
 from app.gateway.api import create_app
 from app.gateway.config import GatewayConfig
-from app.gateway.connections import ANSWER_AT_ONCE, GuardedHttpProtocol
+from app.gateway.connections import GuardedHttpProtocol
 from app.protocol import DEFAULT_PERSON_ID, CreatePromptRequest
 from tests.support import DEVICE_TOKEN, TOKENS
 
@@ -95,12 +95,15 @@ async def _stages(connection_count: int, passes: int) -> None:
             port=0,
         )
     )
-    config = uvicorn.Config(app.asgi, http=GuardedHttpProtocol, lifespan="on", log_level="warning")
+    config = uvicorn.Config(app.asgi, lifespan="on", log_level="warning")
     config.load()
     lifespan = config.lifespan_class(config)
     await lifespan.startup()
     loop, server_state = asyncio.get_running_loop(), ServerState()
-    gateway, answer = app.state.gateway, lifespan.state[ANSWER_AT_ONCE]
+    gateway = app.state.gateway
+    serving = GuardedHttpProtocol.serving(app.router.answer_at_once, app.release_parked)
+    fixed = Response(b"{}", media_type="application/json")
+    answering_fixed = GuardedHttpProtocol.serving(lambda scope: fixed, app.release_parked)
 
     def connections(kind: type[GuardedHttpProtocol]) -> list[GuardedHttpProtocol]:
         made = []
@@ -131,13 +134,10 @@ async def _stages(connection_count: int, passes: int) -> None:
                 protocol._later = None
 
     stages: dict[str, float] = {"parse": best_pass(connections(_ParseOnly))}
-    fixed = Response(b"{}", media_type="application/json")
-    lifespan.state[ANSWER_AT_ONCE] = lambda scope: fixed
-    stages["answered"] = best_pass(connections(GuardedHttpProtocol))
-    lifespan.state[ANSWER_AT_ONCE] = answer
-    stages["parked"] = best_pass(connections(GuardedHttpProtocol), after_each=let_go)
+    stages["answered"] = best_pass(connections(answering_fixed))
+    stages["parked"] = best_pass(connections(serving), after_each=let_go)
 
-    protocols, woken = connections(GuardedHttpProtocol), float("inf")
+    protocols, woken = connections(serving), float("inf")
     for i in range(passes):
         poll = _request(gateway.store.last_seq)
         for protocol in protocols:

@@ -6,9 +6,9 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from pydantic import ValidationError
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from app.protocol import EventsPage, PromptList, PromptRecord
 from app.protocol.models import Health

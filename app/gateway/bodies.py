@@ -1,18 +1,11 @@
-"""What every request goes through around its handler: the body under a limit, JSON decoded
-safely, the contract's error responses, answers that come later, and the request log. No
-route logic here."""
+"""Request bodies: read under a size limit, and decoded as JSON safely (any bytes give a value
+or a 4xx saying what is wrong). Part of the HTTP floor."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import re
-import time
-from collections.abc import Callable
 from typing import Any
-
-from starlette.responses import JSONResponse, Response
 
 from app.protocol import (
     BODY_REQUIRED,
@@ -24,65 +17,8 @@ from app.protocol import (
     limits,
 )
 
-log = logging.getLogger("ask_user.gateway")
-
 MAX_JSON_DEPTH = 16  # the deepest real body (an answer's values) is 3 levels
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def error_response(exc: ProtocolError) -> JSONResponse:
-    headers = {"Allow": ", ".join(exc.extra["allow"])} if "allow" in exc.extra else None
-    return JSONResponse(exc.to_body(), status_code=exc.http_status, headers=headers)
-
-
-class Later:
-    """A response that comes later: a long-poll's. Whoever serves the request attaches what
-    writes the response (called once), detaches when the client leaves first, or asks for the
-    answer now (a pipelined request is behind it). No task and no future per waiting request:
-    with thousands parked, each costs one small object (#16)."""
-
-    __slots__ = ()
-
-    def attach(self, deliver: Callable[[Response], None]) -> None:
-        raise NotImplementedError
-
-    def detach(self) -> None:
-        raise NotImplementedError
-
-    def answer_now(self) -> None:
-        raise NotImplementedError
-
-
-PIPELINE_WATCH = "ask_user.pipeline"  # in a scope: its connection's PipelineWatch
-
-
-class PipelineWatch:
-    """One per connection (connections.py), for a long-poll served the ASGI way: HTTP/1.1
-    answers in order, so a poll with requests pipelined behind it answers now (an empty page)
-    instead of holding them for its whole wait."""
-
-    __slots__ = ("followed", "parked")
-
-    def __init__(self, followed: Callable[[], bool]) -> None:
-        self.followed = followed  # are requests queued behind the one being served?
-        self.parked: Later | None = None  # the poll waiting now, told when one arrives
-
-
-async def when_ready(later: Later, watch: PipelineWatch | None = None) -> Response:
-    """The response of `later`, awaited (for a request served by the ASGI app)."""
-    future: asyncio.Future[Response] = asyncio.get_running_loop().create_future()
-    later.attach(future.set_result)
-    if watch is not None:
-        if watch.followed():
-            later.answer_now()
-        else:
-            watch.parked = later
-    try:
-        return await future
-    finally:
-        later.detach()
-        if watch is not None and watch.parked is later:
-            watch.parked = None
 
 
 def _too_large(max_bytes: int) -> ProtocolError:
@@ -187,51 +123,3 @@ def _check_tree(data: dict, code: str) -> None:
                 stack.append((sub, item, depth + 1))
         elif isinstance(value, list):
             stack.extend((f"{path}[{i}]", item, depth + 1) for i, item in enumerate(value))
-
-
-async def let_woken_polls_answer() -> None:
-    """Yield once, so the long-polls a change just woke write their responses first.
-
-    A change resolves waiters' futures; their tasks are then ready to run. Letting them go
-    before the change's own response means a device hears of a new prompt (and an agent of its
-    answer) before the caller hears "done" (#8: delivery latency).
-    """
-    await asyncio.sleep(0)
-
-
-class RequestLog:
-    """One info line per request: method, path, status, milliseconds. Never a header."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def send_and_note(message: dict) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_and_note)
-        finally:
-            log_request(scope, status, started)
-
-
-def log_request(scope: dict, status: int, started: float) -> None:
-    """The path as it came on the wire (percent-escapes kept): a decoded one could carry a new
-    line and forge the next log line."""
-    log.info(
-        "%s %s %d %.1fms",
-        scope["method"],
-        scope.get("raw_path", b"").decode("latin-1").encode("unicode_escape").decode("ascii")
-        or "?",
-        status,
-        (time.perf_counter() - started) * 1000,
-    )

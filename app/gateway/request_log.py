@@ -1,0 +1,48 @@
+"""The request log: one info line per request, never a header, the path as it came on the wire.
+Part of the HTTP floor."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+log = logging.getLogger("ask_user.gateway")
+
+
+class RequestLog:
+    """One info line per request: method, path, status, milliseconds. Never a header."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_and_note(message: dict) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_and_note)
+        finally:
+            log_request(scope, status, started)
+
+
+def log_request(scope: dict, status: int, started: float) -> None:
+    """The path as it came on the wire (percent-escapes kept): a decoded one could carry a new
+    line and forge the next log line."""
+    log.info(
+        "%s %s %d %.1fms",
+        scope["method"],
+        scope.get("raw_path", b"").decode("latin-1").encode("unicode_escape").decode("ascii")
+        or "?",
+        status,
+        (time.perf_counter() - started) * 1000,
+    )
