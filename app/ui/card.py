@@ -219,24 +219,33 @@ def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
     )
 
 
+def dismiss_button(prompt_id: str, screen: Screen, strings: Strings) -> ft.Control:
+    return ft.OutlinedButton(
+        content=strings("dismiss"),
+        icon=ft.Icons.CLOSE,
+        on_click=lambda _: screen.dismiss(prompt_id),
+        height=TAP,
+    )
+
+
+def submit_button(prompt_id: str, complete: bool, screen: Screen, strings: Strings) -> ft.Control:
+    return ft.FilledButton(
+        content=strings("submit"),
+        icon=ft.Icons.SEND,
+        on_click=lambda _: screen.submit(prompt_id),
+        disabled=not complete,
+        height=TAP,
+        key="submit",
+    )
+
+
 @ft.component
 def CardButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings) -> ft.Control:
     """Dismiss and Submit, next to the content, at the end of the card."""
     return ft.Row(
         [
-            ft.OutlinedButton(
-                content=strings("dismiss"),
-                icon=ft.Icons.CLOSE,
-                on_click=lambda _: screen.dismiss(prompt_id),
-                height=TAP,
-            ),
-            ft.FilledButton(
-                content=strings("submit"),
-                icon=ft.Icons.SEND,
-                on_click=lambda _: screen.submit(prompt_id),
-                disabled=not complete,
-                height=TAP,
-            ),
+            dismiss_button(prompt_id, screen, strings),
+            submit_button(prompt_id, complete, screen, strings),
         ],
         alignment=ft.MainAxisAlignment.END,
         spacing=12,

@@ -16,7 +16,8 @@ from app.protocol import Question
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .card import Countdown, QuestionBlock, UndoRow
+from .card import Countdown, QuestionBlock, UndoRow, dismiss_button, submit_button
+from .chrome import icon_button
 from .screen import Screen, docked, one_tap_answer
 from .state import ScreenState
 from .theme import TAP
@@ -85,12 +86,10 @@ def StepBar(
                 expand=True,
                 vertical_alignment=ft.CrossAxisAlignment.CENTER,
             ),
-            ft.IconButton(
-                ft.Icon(ft.Icons.KEYBOARD_ARROW_DOWN, semantics_label=strings("collapse_question")),
-                tooltip=strings("collapse_question"),
-                on_click=lambda _: screen.collapse_stepper(True),
-                width=TAP,
-                height=TAP,
+            icon_button(
+                ft.Icons.KEYBOARD_ARROW_DOWN,
+                strings("collapse_question"),
+                lambda _: screen.collapse_stepper(True),
             ),
         ],
         vertical_alignment=ft.CrossAxisAlignment.CENTER,
@@ -108,14 +107,7 @@ def StepButtons(
     step = order.index(answers.active)
     last = step == len(order) - 1
     forward = (
-        ft.FilledButton(
-            content=strings("submit"),
-            icon=ft.Icons.SEND,
-            on_click=lambda _: screen.submit(prompt_id),
-            disabled=not answers.complete,
-            height=TAP,
-            key="submit",
-        )
+        submit_button(prompt_id, answers.complete, screen, strings)
         if last
         else ft.FilledButton(
             content=strings("next"),
@@ -128,12 +120,7 @@ def StepButtons(
     )
     return ft.Row(
         [
-            ft.OutlinedButton(
-                content=strings("dismiss"),
-                icon=ft.Icons.CLOSE,
-                on_click=lambda _: screen.dismiss(prompt_id),
-                height=TAP,
-            ),
+            dismiss_button(prompt_id, screen, strings),
             ft.Row(
                 [
                     ft.TextButton(
@@ -174,12 +161,10 @@ def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings
                     expand=True,
                 ),
                 Countdown(item.record.expires_ms, strings),
-                ft.IconButton(
-                    ft.Icon(ft.Icons.KEYBOARD_ARROW_UP, semantics_label=strings("expand_question")),
-                    tooltip=strings("expand_question"),
-                    on_click=lambda _: screen.collapse_stepper(False),
-                    width=TAP,
-                    height=TAP,
+                icon_button(
+                    ft.Icons.KEYBOARD_ARROW_UP,
+                    strings("expand_question"),
+                    lambda _: screen.collapse_stepper(False),
                 ),
             ],
             spacing=8,
