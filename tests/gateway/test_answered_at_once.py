@@ -175,15 +175,23 @@ def test_connection_close_is_honoured(gateway):
 
 
 def test_requests_answered_at_once_are_logged_without_their_token(gateway, caplog):
+    """An answered long-poll is a debug line (one per device per event would cost as much as
+    the poll); a refused one, and every other request, an info line."""
     cursor = _cursor(gateway)
-    with caplog.at_level(logging.INFO, logger="ask_user.gateway"):
+    with caplog.at_level(logging.DEBUG, logger="ask_user.gateway"):
         raw = Raw(gateway.url)
         raw.send(get(f"/v1/events?after={cursor}&wait=0.2"))
         assert raw.response()[0] == 200
+        raw.send(get(f"/v1/events?after={cursor}&wait=0", token="x" * 40))
+        assert raw.response()[0] == 401
+        raw.send(get("/v1/health", token=None))
+        assert raw.response()[0] == 200
         raw.close()
-        wait_until(lambda: any("/v1/events" in r.getMessage() for r in caplog.records))
-    line = next(r.getMessage() for r in caplog.records if "/v1/events" in r.getMessage())
-    assert line.startswith("GET /v1/events 200 ")
+        wait_until(lambda: any("/v1/health" in r.getMessage() for r in caplog.records))
+    lines = [(r.levelno, r.getMessage().split(" ")[:3]) for r in caplog.records]
+    assert (logging.DEBUG, ["GET", "/v1/events", "200"]) in lines
+    assert (logging.INFO, ["GET", "/v1/events", "401"]) in lines
+    assert (logging.INFO, ["GET", "/v1/health", "200"]) in lines
     assert DEVICE_TOKEN not in caplog.text
 
 
