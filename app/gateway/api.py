@@ -68,7 +68,7 @@ from .remote_mcp import CALLER_KEY, RemoteMcp
 from .request_log import RequestLog
 from .routing import Call, Endpoint, Router, header, query_params
 from .service import Gateway
-from .store import PRUNE_BATCH, PromptStore
+from .storage import PRUNE_BATCH, open_store
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -136,7 +136,7 @@ def list_prompts(call: Call) -> Page:
     )
     if records is None:
         raise ProtocolError(ErrorCode.NOT_FOUND, f"before: no prompt with id {query.before!r}")
-    return Page(prompt_list(records, gateway.store.last_seq, gateway.server_time()))
+    return Page(prompt_list(records, gateway.feed.head, gateway.server_time()))
 
 
 def get_prompt(call: Call) -> dict:
@@ -169,9 +169,11 @@ def events(call: Call) -> Page | Parked:
 
 def _cursor(value: str | None, gateway: Gateway) -> int:
     if value is None:
-        return gateway.store.last_seq
+        return gateway.feed.head
     seq = int(value)  # ASCII digits: EventsQuery checked them
-    if seq < gateway.store.pruned_through or seq > gateway.store.last_seq:
+    if seq > gateway.feed.head:  # given by another gateway process, ahead of what this one heard
+        gateway.catch_up()
+    if seq < gateway.store.pruned_through or seq > gateway.feed.head:
         raise ProtocolError(
             ErrorCode.CURSOR_EXPIRED,
             "the cursor is older than the events this gateway keeps (or from another "
@@ -598,7 +600,7 @@ class GatewayApp:
 
     def _start(self) -> None:
         config = self.config
-        store = PromptStore(config.db_path, synchronous=config.synchronous)
+        store = open_store(config)
         gateway = Gateway(store, self.clock)
         expired = gateway.start(asyncio.get_running_loop())
         if expired:
@@ -606,15 +608,22 @@ class GatewayApp:
                 "expired %d prompt(s) whose deadline passed while the gateway was down", expired
             )
         self.state.gateway = gateway
-        self.state.auth.attach(
-            DeviceRegistry(store.connection), People(store.connection), gateway.clock.now_ms
-        )
+        devices, people = DeviceRegistry(store.db), People(store.db)
+        self.state.auth.attach(devices, people, gateway.clock.now_ms)
         announcer = _announcer(config, self.own_url)
         if announcer is not None:
             gateway.on_created = _default_persons(announcer.announce)
             self._stop.append(announcer.close)
-        retention = asyncio.get_running_loop().create_task(_retain(gateway, config))
-        self._stop += [retention.cancel, gateway.stop, store.close]
+        loop = asyncio.get_running_loop()
+        retention = loop.create_task(_retain(gateway, config))
+
+        def registry_changed() -> None:
+            people.reload()
+            for device_id in devices.reload():
+                gateway.feed.device_revoked(device_id)
+
+        following = loop.create_task(store.follow(gateway.heard_of, registry_changed))
+        self._stop += [retention.cancel, following.cancel, gateway.stop, store.close]
 
     def release_parked(self) -> None:
         """The server is stopping: long-polls end with an empty page, result waits pending."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from .addresses import reachable_url, url_for
 from .config import (
+    DATABASE_URL_ENV,
     DEFAULT_HOST,
     DEFAULT_PORT,
     NOTIFY_ENV,
@@ -39,6 +40,12 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         default=os.environ.get(PUBLIC_URL_ENV),
         help="the URL phones reach this gateway at, put in pairing links (default: this "
         "machine's LAN address when --host is 0.0.0.0; $ASK_USER_PUBLIC_URL)",
+    )
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get(DATABASE_URL_ENV) or None,
+        help="postgresql://… to keep everything in PostgreSQL, shared by any number of gateway "
+        "processes ($ASK_USER_DATABASE_URL; default: a SQLite file in --data-dir)",
     )
     parser.add_argument("--prompt-retention-days", type=float, default=30.0)
     parser.add_argument("--event-retention-hours", type=float, default=24.0)
@@ -70,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
         event_retention_hours=args.event_retention_hours,
         public_url=public_url,
         notify_urls=tuple(os.environ.get(NOTIFY_ENV, "").split()),
+        database_url=args.database_url,
     )
-    print(f"Ask User gateway on {url_for(args.host, args.port)}  (data: {data_dir})", flush=True)
+    where = "PostgreSQL" if args.database_url else data_dir
+    print(f"Ask User gateway on {url_for(args.host, args.port)}  (data: {where})", flush=True)
     if tokens.file is not None:
         print(f"Tokens (agent, device, admin) are in {tokens.file}", flush=True)
     write_local_info(data_dir, url_for(_local_host(args.host), args.port))

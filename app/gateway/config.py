@@ -25,6 +25,7 @@ DEVICE_TOKENS_ENV = "ASK_USER_DEVICE_TOKENS"
 ADMIN_TOKENS_ENV = "ASK_USER_ADMIN_TOKENS"
 PUBLIC_URL_ENV = "ASK_USER_PUBLIC_URL"
 NOTIFY_ENV = "ASK_USER_NOTIFY"
+DATABASE_URL_ENV = "ASK_USER_DATABASE_URL"
 DB_FILE = "gateway.sqlite3"
 
 
@@ -51,6 +52,9 @@ class GatewayConfig:
     synchronous: str = "NORMAL"
     public_url: str | None = None  # the address phones reach, put in pairing links
     notify_urls: tuple[str, ...] = ()  # Apprise URLs told of every new prompt
+    # postgresql://…: keep everything there, shared with other gateway processes (v1.3);
+    # None: the SQLite file in data_dir.
+    database_url: str | None = None
 
     @property
     def db_path(self) -> Path:

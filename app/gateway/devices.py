@@ -1,8 +1,9 @@
-"""Paired devices and pairing codes, in the gateway's SQLite file; only hashes of secrets kept.
+"""Paired devices and pairing codes, in the gateway's store; only hashes of secrets kept.
 
 A device token is looked up by its SHA-256 in memory (no SQL on a request's path); the table is
-the durable copy. A device's `lastSeenAt` is written at most once a minute. Each device, and
-each code, belongs to a person (PROTOCOL.md v1.3): the default one unless the code says.
+the durable copy, re-read when another gateway process paired or revoked a device. A device's
+`lastSeenAt` is written at most once a minute. Each device, and each code, belongs to a person
+(PROTOCOL.md v1.3): the default one unless the code says.
 """
 
 from __future__ import annotations
@@ -10,35 +11,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-import sqlite3
 from dataclasses import dataclass
 
 from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError, limits, normalize_code
 from app.protocol.pairing import CODE_ALPHABET, CODE_LENGTH
 
 from .guesses import Guesses
-from .store import StoreUnavailable, immediate
+from .storage import Database, StoreUnavailable
 
 log = logging.getLogger("ask_user.gateway")
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS devices (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    token_hash TEXT NOT NULL UNIQUE,
-    created_ms INTEGER NOT NULL,
-    last_seen_ms INTEGER
-);
-CREATE TABLE IF NOT EXISTS pairings (
-    code_hash TEXT PRIMARY KEY,
-    name TEXT,
-    created_ms INTEGER NOT NULL,
-    expires_ms INTEGER NOT NULL,
-    used_ms INTEGER
-);
-"""
 _SEEN_WRITE_EVERY_MS = 60_000
-_PERSON_COLUMN = f"person_id TEXT NOT NULL DEFAULT '{DEFAULT_PERSON_ID}'"
 
 
 def secret_hash(secret: str) -> str:
@@ -63,24 +46,27 @@ class Device:
 class DeviceRegistry:
     """Pairing codes → devices with their own tokens; revocation; failed-code rate limit."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        self._db.executescript(SCHEMA)
-        for table in ("devices", "pairings"):  # files from before people
-            if "person_id" not in {r[1] for r in db.execute(f"PRAGMA table_info({table})")}:
-                db.execute(f"ALTER TABLE {table} ADD COLUMN {_PERSON_COLUMN}")
-        # token hash → (device id, its person)
-        self._by_hash: dict[str, tuple[str, str]] = {
-            token_hash: (device_id, person)
-            for token_hash, device_id, person in db.execute(
-                "SELECT token_hash, id, person_id FROM devices"
-            )
-        }
-        self._active: set[str] = {device_id for device_id, _ in self._by_hash.values()}
+        self._by_hash: dict[str, tuple[str, str]] = {}  # token hash → (device id, its person)
+        self._active: set[str] = set()
+        self.reload()
         self._seen: dict[str, int] = {}  # device id → last time written to the table
         self._guesses = Guesses("pairing codes")
         self._wrong_guesses = 0  # since start, from anywhere
         self._guesses_before: dict[str, int] = {}  # code hash → _wrong_guesses when it was made
+
+    def reload(self) -> set[str]:
+        """Re-read the tokens (another gateway process paired or revoked a device): the ids of
+        the devices gone since, whose parked polls are to end."""
+        self._by_hash = {
+            token_hash: (device_id, person)
+            for token_hash, device_id, person in self._db.execute(
+                "SELECT token_hash, id, person_id FROM devices"
+            )
+        }
+        before, self._active = self._active, {d for d, _ in self._by_hash.values()}
+        return before - self._active
 
     # ---- tokens --------------------------------------------------------------------------
 
@@ -98,7 +84,7 @@ class DeviceRegistry:
             return
         self._seen[device_id] = now_ms
         try:
-            with immediate(self._db):
+            with self._db.transaction():
                 self._db.execute(
                     "UPDATE devices SET last_seen_ms = ? WHERE id = ?", (now_ms, device_id)
                 )
@@ -113,7 +99,7 @@ class DeviceRegistry:
         """A fresh single-use code for a device of `person`, and when it expires."""
         code = new_code()
         expires_ms = now_ms + limits.PAIRING_CODE_SECONDS * 1000
-        with immediate(self._db):
+        with self._db.transaction():
             self._db.execute("DELETE FROM pairings WHERE expires_ms < ?", (now_ms,))
             self._db.execute(
                 "INSERT INTO pairings (code_hash, name, created_ms, expires_ms, person_id) "
@@ -134,7 +120,7 @@ class DeviceRegistry:
         token = "dvt_" + secrets.token_urlsafe(32)
         device: Device | None = None
         spent = False
-        with immediate(self._db):
+        with self._db.transaction():
             row = self._db.execute(
                 "SELECT name, person_id FROM pairings WHERE code_hash = ? AND used_ms IS NULL "
                 "AND expires_ms > ?",
@@ -153,6 +139,7 @@ class DeviceRegistry:
                     "VALUES (?, ?, ?, ?, ?)",
                     (device.id, device.name, secret_hash(token), now_ms, device.person),
                 )
+                self._db.announce_registry_change()
         if device is not None:
             self._guesses_before.pop(code_hash, None)
             self._by_hash[secret_hash(token)] = (device.id, device.person)
@@ -189,8 +176,9 @@ class DeviceRegistry:
     def revoke(self, device_id: str) -> bool:
         """Forget a device; its token stops working at once. False when there is no such device.
         A store that cannot take it answers 503 and the token still works: retry."""
-        with immediate(self._db):
+        with self._db.transaction():
             gone = self._db.execute("DELETE FROM devices WHERE id = ?", (device_id,)).rowcount
+            self._db.announce_registry_change()
         self.forget({device_id})
         return bool(gone)
 
@@ -201,6 +189,7 @@ class DeviceRegistry:
         gone = {row[0] for row in rows}
         self._db.execute("DELETE FROM devices WHERE person_id = ?", (person,))
         self._db.execute("DELETE FROM pairings WHERE person_id = ?", (person,))
+        self._db.announce_registry_change()
         return gone
 
     def forget(self, device_ids: set[str]) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 from app.protocol import ProtocolError
 from app.protocol.wire import events_page
 
-from .store import PromptStore, StoredEvent
+from .storage import Store, StoredEvent
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
 WAKE_SLICE_SECONDS = 0.005  # parked polls are answered for this long per turn of the loop
@@ -120,9 +120,12 @@ class Parked(Later):
 
 
 class EventFeed:
-    def __init__(self, store: PromptStore, server_time: Callable[[], str]) -> None:
+    def __init__(self, store: Store, server_time: Callable[[], str]) -> None:
         self.store = store
         self.server_time = server_time
+        # The newest event fed, in order and only once committed: no cursor served runs ahead
+        # of the store (#14), nor past an event of another gateway process not yet heard.
+        self.head = store.newest_seq()
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
         # person → (person, cursor, limit) → the polls parked there
         self._parked: dict[str, dict[tuple[str, int, int], set[Parked]]] = {}
@@ -163,7 +166,7 @@ class EventFeed:
         """The events, from memory when the feed still holds them, and the next cursor: past
         other people's events too, so a device never reads them again."""
         recent = self._recent
-        if cursor >= self.store.last_seq:
+        if cursor >= self.head:
             return [], cursor
         if recent and cursor >= recent[0].seq - 1:
             found: list[StoredEvent] = []
@@ -175,7 +178,9 @@ class EventFeed:
                         return found, event.seq
             return found, recent[-1].seq
         found = self.store.events_after(cursor, limit, person)
-        return found, found[-1].seq if len(found) == limit else self.store.last_seq
+        if len(found) == limit:
+            return found, found[-1].seq
+        return [e for e in found if e.seq <= self.head], self.head
 
     def _page(self, found: list[StoredEvent], next_cursor: int) -> Page:
         events = [(e.seq, e.type, e.record_json) for e in found]
@@ -224,10 +229,12 @@ class EventFeed:
     # ---- changes -----------------------------------------------------------------------
 
     def committed(self, event: StoredEvent) -> None:
-        """A committed event: keep it, then answer every parked poll, one page per cursor."""
+        """The next committed event (seq `head` + 1): keep it, then answer every parked poll,
+        one page per cursor."""
         if self._recent and event.seq != self._recent[-1].seq + 1:
-            self._recent.clear()  # a gap (events written elsewhere): the store fills it
+            self._recent.clear()  # a gap (events pruned or unheard): the store fills it
         self._recent.append(event)
+        self.head = event.seq
         parked = self._parked.pop(event.person, None)
         if parked is None:
             return

@@ -1,35 +1,21 @@
-"""People and their agent tokens (PROTOCOL.md v1.3), in the gateway's SQLite file.
+"""People and their agent tokens (PROTOCOL.md v1.3), in the gateway's store.
 
 The default person is not a row: it owns every token named in the environment or in
 `tokens.json`, so a gateway with no people configured behaves as it always did. Agent tokens
-minted for a person are kept as SHA-256 hashes and looked up in memory, like device tokens.
+minted for a person are kept as SHA-256 hashes and looked up in memory, like device tokens (and
+re-read when another gateway process changed them).
 """
 
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from dataclasses import dataclass
 
 from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError
 from app.protocol.people import DEFAULT_PERSON_NAME, PERSON_ID_PREFIX
 
 from .devices import DeviceRegistry, secret_hash
-from .store import immediate
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS people (
-    id TEXT PRIMARY KEY,
-    name TEXT NOT NULL,
-    name_key TEXT NOT NULL UNIQUE,
-    created_ms INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS agent_tokens (
-    token_hash TEXT PRIMARY KEY,
-    person_id TEXT NOT NULL,
-    created_ms INTEGER NOT NULL
-);
-"""
+from .storage import Database
 
 
 @dataclass(frozen=True)
@@ -48,12 +34,15 @@ def name_key(name: str) -> str:
 
 
 class People:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Database) -> None:
         self._db = db
-        db.executescript(SCHEMA)
-        self._agent_tokens: dict[str, str] = dict(
-            db.execute("SELECT token_hash, person_id FROM agent_tokens").fetchall()
-        )
+        self._agent_tokens: dict[str, str] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        """Re-read the agent tokens (another gateway process minted or removed some)."""
+        rows = self._db.execute("SELECT token_hash, person_id FROM agent_tokens")
+        self._agent_tokens = {token_hash: person for token_hash, person in rows}
 
     def person_of_agent_token(self, token: str) -> str | None:
         return self._agent_tokens.get(secret_hash(token))
@@ -85,7 +74,7 @@ class People:
         """A new person; 409 `name_taken` when the name is in use (case and spaces aside)."""
         key = name_key(name)
         person = PersonRow(PERSON_ID_PREFIX + secrets.token_urlsafe(9), name, now_ms)
-        with immediate(self._db):
+        with self._db.transaction():
             taken = (
                 key == name_key(DEFAULT_PERSON_NAME)
                 or self._db.execute("SELECT 1 FROM people WHERE name_key = ?", (key,)).fetchone()
@@ -105,11 +94,12 @@ class People:
         """A token for one more agent of the person: shown once, kept hashed."""
         self.require(person_id)
         token = "agt_" + secrets.token_urlsafe(32)
-        with immediate(self._db):
+        with self._db.transaction():
             self._db.execute(
                 "INSERT INTO agent_tokens (token_hash, person_id, created_ms) VALUES (?, ?, ?)",
                 (secret_hash(token), person_id, now_ms),
             )
+            self._db.announce_registry_change()
         self._agent_tokens[secret_hash(token)] = person_id
         return token
 
@@ -128,7 +118,7 @@ class People:
         the tokens stop working at once. The removed devices' ids (their parked polls are to
         be ended)."""
         self.removable(person_id)
-        with immediate(self._db):
+        with self._db.transaction():
             self._db.execute("DELETE FROM people WHERE id = ?", (person_id,))
             self._db.execute("DELETE FROM agent_tokens WHERE person_id = ?", (person_id,))
             gone = devices.delete_person(person_id)

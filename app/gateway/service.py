@@ -32,10 +32,11 @@ from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
 from .feed import EventFeed
 from .ids import new_prompt_id
-from .store import PromptStore
+from .storage import CREATED, RESOLVED, Store, StoredEvent, pending_exists
 from .waiters import Waiters
 
 LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOCOL.md v1.2)
+CATCH_UP_BATCH = 500  # events read at a time from what other gateway processes committed
 
 
 def new_link_token() -> str:
@@ -79,6 +80,9 @@ def _conflict(what: str) -> ProtocolError:
     )
 
 
+_EXPIRY = ResolvedBy(kind="system", reason="expired")
+
+
 def _already_resolved(record: PromptRecord) -> ProtocolError:
     return ProtocolError(
         ErrorCode.ALREADY_RESOLVED,
@@ -90,7 +94,7 @@ def _already_resolved(record: PromptRecord) -> ProtocolError:
 class Gateway:
     """The state machine of prompts: pending → exactly one terminal status, once."""
 
-    def __init__(self, store: PromptStore, clock: Clock | None = None) -> None:
+    def __init__(self, store: Store, clock: Clock | None = None) -> None:
         self.store = store
         self.clock = clock or Clock()
         self.waiters = Waiters()  # agents' result waits
@@ -132,12 +136,7 @@ class Gateway:
         if existing is not None:
             record = self._settled(self._stored(existing))
             if record.is_pending:
-                raise ProtocolError(
-                    ErrorCode.PENDING_EXISTS,
-                    "this session already has a pending prompt; wait for its result or cancel "
-                    "it first",
-                    extra={"promptId": existing},
-                )
+                raise pending_exists(existing)
         now = self.clock.now_ms()
         expires = now + request.timeout_seconds * 1000
         record = PromptRecord(
@@ -156,11 +155,11 @@ class Gateway:
             self.store.insert(
                 record, owner=owner, person=person, expires_ms=expires, link_hash=secret_hash(link)
             )
-            event = self.store.append_event("prompt.created", record, person=person, now_ms=now)
             if key:
                 self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
+            event = self.store.append_event(CREATED, record, person=person, now_ms=now)
         self.deadlines.add(expires, record.id)
-        self.feed.committed(event)
+        self._publish(event)
         if self.on_created is not None:
             self.on_created(record, person, link)  # must not block: the announcer only queues it
         return record, True
@@ -331,16 +330,24 @@ class Gateway:
         """Expire every pending prompt whose deadline has come; returns how many."""
         count = 0
         for prompt_id in self.store.due(now_ms):
-            record = self._stored(prompt_id)
-            self._resolve(record, "expired", ResolvedBy(kind="system", reason="expired"))
-            count += 1
+            count += self._expire(self._stored(prompt_id))[1]
         return count
 
     def _settled(self, record: PromptRecord) -> PromptRecord:
         """The record as it stands now: a pending prompt past its deadline expires on sight."""
         if record.overdue(self.clock.now_ms()):
-            return self._resolve(record, "expired", ResolvedBy(kind="system", reason="expired"))
+            return self._expire(record)[0]
         return record
+
+    def _expire(self, record: PromptRecord) -> tuple[PromptRecord, bool]:
+        """Expired now (True), or as another gateway process just resolved it: expiry happens
+        once, by whichever gets there first."""
+        try:
+            return self._resolve(record, "expired", _EXPIRY), True
+        except ProtocolError as exc:
+            if exc.code != ErrorCode.ALREADY_RESOLVED:
+                raise
+            return self._stored(record.id), False
 
     def _resolve(
         self,
@@ -363,12 +370,45 @@ class Gateway:
         )
         with self.store.transaction():
             person = self.store.resolve(resolved, now)
-            if person is None:
-                raise _already_resolved(self.get(record.id, None))
-            event = self.store.append_event("prompt.resolved", resolved, person=person, now_ms=now)
-            if key:
-                self.store.remember(key.scope, resolved.to_wire(), key.asked, now)
+            if person is not None:
+                if key:
+                    self.store.remember(key.scope, resolved.to_wire(), key.asked, now)
+                # Last: with PostgreSQL, taking the next sequence number locks it until commit.
+                event = self.store.append_event(RESOLVED, resolved, person=person, now_ms=now)
+        if person is None:  # another request, or another gateway process, got there first
+            raise _already_resolved(self._stored(record.id))
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).
         self.waiters.prompt_resolved(record.id)
-        self.feed.committed(event)
+        self._publish(event)
         return resolved
+
+    # ---- events ------------------------------------------------------------------------
+
+    def _publish(self, event: StoredEvent) -> None:
+        """An event this process committed, to the devices parked here, in sequence order: when
+        another gateway process committed the ones before it, those are heard first."""
+        if event.seq == self.feed.head + 1:
+            self.feed.committed(event)
+        else:
+            self.catch_up()
+
+    def heard_of(self, seq: int) -> None:
+        """Another gateway process committed events up to `seq` (this one's own are heard as
+        they commit)."""
+        if seq > self.feed.head:
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Hear what other gateway processes committed (PostgreSQL): their events go to the
+        devices parked here, their answers wake the agents waiting here, and the prompts they
+        created get a deadline here too (whichever process comes first expires it)."""
+        while batch := self.store.events_since(self.feed.head, CATCH_UP_BATCH):
+            for event in batch:
+                if event.type == RESOLVED:
+                    self.waiters.prompt_resolved(event.prompt_id)
+                elif event.type == CREATED:
+                    record = PromptRecord.model_validate_json(event.record_json)
+                    self.deadlines.add(record.expires_ms, event.prompt_id)
+                self.feed.committed(event)
+            if len(batch) < CATCH_UP_BATCH:
+                break

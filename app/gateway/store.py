@@ -1,20 +1,21 @@
-"""The durable store: one SQLite file in WAL mode holding prompts, events and idempotency keys.
-
-Calls are synchronous and short; the gateway runs them on its event loop, one at a time, so a
-check and the write that depends on it never interleave with another request.
+"""The embedded store: one SQLite file in WAL mode holding prompts, events, idempotency keys,
+devices and people, for one gateway process (several processes share PostgreSQL instead:
+postgres.py). The interface is storage.py's.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 from app.privatefiles import private_file
-from app.protocol import DEFAULT_PERSON_ID, ErrorCode, PromptRecord, ProtocolError
+from app.protocol import DEFAULT_PERSON_ID, PromptRecord
+
+from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -49,12 +50,36 @@ CREATE TABLE IF NOT EXISTS idempotency (
 );
 CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency(created_ms);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS devices (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    token_hash TEXT NOT NULL UNIQUE,
+    created_ms INTEGER NOT NULL,
+    last_seen_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS pairings (
+    code_hash TEXT PRIMARY KEY,
+    name TEXT,
+    created_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    used_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS people (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    name_key TEXT NOT NULL UNIQUE,
+    created_ms INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS agent_tokens (
+    token_hash TEXT PRIMARY KEY,
+    person_id TEXT NOT NULL,
+    created_ms INTEGER NOT NULL
+);
 """
 
 
 WRITE_LOCK_WAIT_MS = 250
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024  # what a checkpoint truncates the WAL file back to
-PRUNE_BATCH = 2000
 RECLAIM_PAGES = 2000  # 8 MB of 4 KiB pages a step
 CONVERT_TO_INCREMENTAL_MAX_BYTES = 64 * 1024 * 1024
 
@@ -76,33 +101,21 @@ def immediate(db: sqlite3.Connection) -> Iterator[None]:
         raise StoreUnavailable(exc) from exc
 
 
-class StoreUnavailable(ProtocolError):
-    """A write the store could not take (disk full, locked by another process, I/O error):
-    rolled back, so nothing changed; 503, and the caller may retry."""
+class SqliteDatabase:
+    """The store's one connection, for the device registry and people (same file, same
+    loop)."""
 
-    def __init__(self, cause: sqlite3.Error) -> None:
-        super().__init__(
-            ErrorCode.UNAVAILABLE,
-            f"the gateway could not save this change ({cause}); nothing changed: retry later",
-        )
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.connection = db
 
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.connection.execute(sql, params)
 
-@dataclass(frozen=True, slots=True)
-class StoredEvent:
-    seq: int
-    type: str
-    record_json: str
-    person: str  # whose devices hear of it
+    def transaction(self) -> AbstractContextManager[None]:
+        return immediate(self.connection)
 
-
-@dataclass(frozen=True, slots=True)
-class StoredPrompt:
-    """A record with what the wire does not show: the agent token (fingerprint) that made it,
-    and the person it belongs to."""
-
-    record: PromptRecord
-    owner: str
-    person: str
+    def announce_registry_change(self) -> None:
+        """One process owns the file: nobody else to tell."""
 
 
 class PromptStore:
@@ -123,9 +136,7 @@ class PromptStore:
         self._db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
         self._db.executescript(SCHEMA)
         self._migrate()
-        self._last_seq = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
-        seq_row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
-        self._last_seq = max(self._last_seq, seq_row[0] if seq_row else 0)
+        self._db_access = SqliteDatabase(self._db)
         row = self._db.execute("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
         self._pruned_through = int(row[0]) if row else 0
 
@@ -162,11 +173,15 @@ class PromptStore:
         # The person a prompt and its events belong to (PROTOCOL.md v1.3): what was there
         # before people belongs to the default person. One pending prompt per session is per
         # person: two people's agents may both ask in their "main".
-        person_column = f"person TEXT NOT NULL DEFAULT '{DEFAULT_PERSON_ID}'"
-        if "person" not in prompt_columns:
-            self._db.execute(f"ALTER TABLE prompts ADD COLUMN {person_column}")
-        if "person" not in {r[1] for r in self._db.execute("PRAGMA table_info(events)")}:
-            self._db.execute(f"ALTER TABLE events ADD COLUMN {person_column}")
+        whose = f"TEXT NOT NULL DEFAULT '{DEFAULT_PERSON_ID}'"
+        for table, column in (
+            ("prompts", "person"),
+            ("events", "person"),
+            ("devices", "person_id"),
+            ("pairings", "person_id"),
+        ):
+            if column not in {r[1] for r in self._db.execute(f"PRAGMA table_info({table})")}:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {whose}")
         self._db.execute("DROP INDEX IF EXISTS prompts_one_pending_per_session")
         self._db.execute(
             "CREATE UNIQUE INDEX IF NOT EXISTS prompts_one_pending_per_person_session "
@@ -179,24 +194,19 @@ class PromptStore:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The one connection, shared by the device registry (same file, same loop)."""
         return self._db
+
+    @property
+    def db(self) -> SqliteDatabase:
+        """The one connection, shared by the device registry and people (same file, loop)."""
+        return self._db_access
 
     def close(self) -> None:
         self._db.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing, in the file and in memory: when any statement or the COMMIT fails,
-        the last sequence goes back to what the file holds (a served cursor never runs ahead
-        of the store, #14), and a storage failure becomes `StoreUnavailable`."""
-        last_seq = self._last_seq
-        try:
-            with immediate(self._db):
-                yield
-        except BaseException:
-            self._last_seq = last_seq
-            raise
+    def transaction(self) -> AbstractContextManager[None]:
+        """All or nothing; a storage failure becomes `StoreUnavailable`."""
+        return immediate(self._db)
 
     # ---- prompts ---------------------------------------------------------------------------
 
@@ -315,35 +325,41 @@ class PromptStore:
 
     # ---- events ----------------------------------------------------------------------------
 
-    @property
-    def last_seq(self) -> int:
-        return self._last_seq
+    def newest_seq(self) -> int:
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
+        newest = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+        return max(newest, row[0] if row else 0)
 
     def append_event(
         self, type_: str, record: PromptRecord, *, person: str, now_ms: int
     ) -> StoredEvent:
-        """The event as stored: hand it to the feed once its transaction has committed."""
         record_json = record.model_dump_json(by_alias=True)
         cur = self._db.execute(
             "INSERT INTO events (type, prompt_id, created_ms, record, person) "
             "VALUES (?, ?, ?, ?, ?)",
             (type_, record.id, now_ms, record_json, person),
         )
-        self._last_seq = cur.lastrowid or self._last_seq
-        return StoredEvent(self._last_seq, type_, record_json, person)
+        assert cur.lastrowid is not None
+        return StoredEvent(cur.lastrowid, type_, record_json, person, record.id)
 
     def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
-        """`person`'s events after `seq`, oldest first."""
         rows = self._db.execute(
-            "SELECT seq, type, record, person FROM events WHERE seq > ? AND person = ? "
-            "ORDER BY seq LIMIT ?",
+            "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > ? "
+            "AND person = ? ORDER BY seq LIMIT ?",
             (seq, person, limit),
+        )
+        return [StoredEvent(*r) for r in rows]
+
+    def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
+        rows = self._db.execute(
+            "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (seq, limit),
         )
         return [StoredEvent(*r) for r in rows]
 
     @property
     def pruned_through(self) -> int:
-        """Events up to this seq may have been deleted: an older cursor has missed some."""
         return self._pruned_through
 
     # ---- idempotency -----------------------------------------------------------------------
@@ -399,6 +415,11 @@ class PromptStore:
             ).rowcount
         self._pruned_through = pruned_through
         return gone + gone_keys
+
+    async def follow(
+        self, on_events: Callable[[int], None], on_registry: Callable[[], None]
+    ) -> None:
+        """One process owns the file: no other process's changes to hear of."""
 
     def reclaim_some(self, pages: int = RECLAIM_PAGES) -> bool:
         """Give up to `pages` free pages back to the file system, then shrink the WAL; True while

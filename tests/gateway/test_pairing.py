@@ -110,8 +110,9 @@ def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
     """The table of addresses is capped; what it forgets first is never a blocked address."""
     from app.gateway.devices import DeviceRegistry
     from app.gateway.guesses import MAX_ADDRESSES
+    from app.gateway.store import PromptStore
 
-    registry = DeviceRegistry(sqlite3.connect(tmp_path / "d.sqlite3", isolation_level=None))
+    registry = DeviceRegistry(PromptStore(tmp_path / "d.sqlite3").db)
     now = 1_000_000
 
     def attempt(address: str) -> int:
