@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -70,6 +72,7 @@ class RunningGateway:
     clock: ManualClock
     server: EmbeddedGateway
     clients: list[httpx.Client] = field(default_factory=list)
+    config: dict[str, Any] = field(default_factory=dict)  # what it was started with
 
     @property
     def url(self) -> str:
@@ -102,6 +105,16 @@ class RunningGateway:
         assert response.status_code == 201, response.text
         return response.json()
 
+    def sql(self, statement: str, params: tuple = ()) -> list[tuple]:
+        """Rows straight from the gateway's store, whichever it is (`?` placeholders)."""
+        if url := self.config.get("database_url"):
+            import psycopg
+
+            with psycopg.connect(url) as conn:
+                return conn.execute(statement.replace("?", "%s"), params).fetchall()
+        with contextlib.closing(sqlite3.connect(self.data_dir / "gateway.sqlite3")) as db:
+            return db.execute(statement, params).fetchall()
+
     def stop(self) -> None:
         for c in self.clients:
             c.close()
@@ -111,7 +124,7 @@ class RunningGateway:
         """Stop and start again on the same port, data directory and clock."""
         port = self.server.port
         self.stop()
-        return start_gateway(self.data_dir, self.clock, port=port)
+        return start_gateway(self.data_dir, self.clock, port=port, **self.config)
 
 
 def start_gateway(
@@ -122,7 +135,7 @@ def start_gateway(
         GatewayConfig(data_dir=data_dir, tokens=TOKENS, host="127.0.0.1", port=port, **config),
         clock=clock,
     ).start()
-    return RunningGateway(data_dir, clock, server)
+    return RunningGateway(data_dir, clock, server, config=config)
 
 
 def free_port() -> int:

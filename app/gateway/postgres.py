@@ -79,7 +79,7 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_person ON events(person, seq);
     CREATE INDEX events_created ON events(created_ms);
-    CREATE TABLE event_counter (only BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only),
+    CREATE TABLE event_counter (one_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (one_row),
                                 seq BIGINT NOT NULL);
     INSERT INTO event_counter (seq) VALUES (0);
     CREATE TABLE idempotency (

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from tests.support import prompt_body
 
 THREE = prompt_body(
@@ -29,6 +31,8 @@ THREE = prompt_body(
         },
     ]
 )
+
+pytestmark = pytest.mark.both_stores  # the same rules on SQLite and PostgreSQL
 
 
 def _create(gateway, body=None):

@@ -25,6 +25,8 @@ from tests.support import (
     wait_until,
 )
 
+pytestmark = pytest.mark.both_stores  # the same rules on SQLite and PostgreSQL
+
 
 @dataclass
 class Member:
@@ -178,9 +180,7 @@ def test_removing_a_person_cancels_their_prompts_and_stops_their_tokens_at_once(
     assert [p["personId"] for p in people] == ["ps_default", bob.person_id]
     devices = gateway.admin.get("/v1/devices").json()["devices"]
     assert [d["deviceId"] for d in devices] == [bob.device_id]
-    db = sqlite3.connect(gateway.data_dir / "gateway.sqlite3")
-    (stored,) = db.execute("SELECT record FROM prompts WHERE id = ?", (anns["id"],)).fetchone()
-    db.close()
+    [(stored,)] = gateway.sql("SELECT record FROM prompts WHERE id = ?", (anns["id"],))
     assert '"reason":"person-removed"' in stored
     again = gateway.admin.delete(f"/v1/people/{ann.person_id}")
     assert again.status_code == 404 and again.json()["error"]["code"] == "not_found"
@@ -232,10 +232,8 @@ def test_a_code_or_token_for_an_unknown_person_is_refused(gateway):
             "message"
         ]
     )
-    db = sqlite3.connect(gateway.data_dir / "gateway.sqlite3")
-    assert db.execute("SELECT COUNT(*) FROM pairings").fetchone() == (0,)
-    assert db.execute("SELECT COUNT(*) FROM agent_tokens").fetchone() == (0,)
-    db.close()
+    assert gateway.sql("SELECT COUNT(*) FROM pairings") == [(0,)]
+    assert gateway.sql("SELECT COUNT(*) FROM agent_tokens") == [(0,)]
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,8 @@ import pytest
 
 from tests.support import AGENT_TOKEN, DEVICE_TOKEN, OTHER_AGENT_TOKEN, prompt_body
 
+pytestmark = pytest.mark.both_stores  # the same rules on SQLite and PostgreSQL
+
 
 def test_health_needs_no_token(gateway):
     response = gateway.client(None).get("/v1/health")
