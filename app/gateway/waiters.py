@@ -33,6 +33,11 @@ class Waiters:
             if not waiters:
                 self._results.pop(prompt_id, None)
 
+    @property
+    def waiting(self) -> int:
+        """Agents waiting on a result here."""
+        return sum(len(futures) for futures in self._results.values())
+
     def prompt_resolved(self, prompt_id: str) -> None:
         for future in self._results.pop(prompt_id, ()):
             if not future.done():
