@@ -1,5 +1,6 @@
-"""`python -m tests.bench [--quick] [latency|capacity|throughput|fanout|pollpath|device|versus]`
-(all but versus, which needs a running OpenClaw gateway, when no name is given).
+"""`python -m tests.bench [--quick] [NAME ...]`, NAME one of latency, capacity, throughput,
+fanout, pollpath, device, many, versus; with none, all but versus (which needs a running
+OpenClaw gateway).
 
 `--quick` runs each with a few iterations and small sizes: its figures mean nothing, but a
 benchmark that no longer runs fails (`.ci/run` does this, so none rots unnoticed).
@@ -11,7 +12,14 @@ import asyncio
 import sys
 from collections.abc import Callable
 
-from . import device_bench, fanout_bench, gateway_bench, openclaw_bench, poll_path_bench
+from . import (
+    device_bench,
+    fanout_bench,
+    gateway_bench,
+    many_bench,
+    openclaw_bench,
+    poll_path_bench,
+)
 
 # name → (the measurement, the same in quick mode)
 BENCHMARKS: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
@@ -33,6 +41,10 @@ BENCHMARKS: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
     ),
     "pollpath": (poll_path_bench.poll_path, lambda: poll_path_bench.poll_path(50, 3)),
     "device": (device_bench.timeline, lambda: device_bench.timeline(count=300, runs=1)),
+    "many": (
+        lambda: asyncio.run(many_bench.many()),
+        lambda: asyncio.run(many_bench.many(seconds=0.5, agents=2, iterations=10)),
+    ),
     "versus": (lambda: asyncio.run(openclaw_bench.versus()), lambda: None),
 }
 BY_DEFAULT = [name for name in BENCHMARKS if name != "versus"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -102,11 +103,16 @@ async def _received(client: httpx.AsyncClient, path: str, **params) -> tuple[htt
     return response, time.perf_counter()
 
 
-async def _delivery(url: str, iterations: int) -> tuple[list[float], list[float], list[float]]:
+async def _delivery(
+    url: str, iterations: int, device_url: str | None = None
+) -> tuple[list[float], list[float], list[float]]:
     """Create → a polling device sees it; answer → the agent's waiting /result returns; and,
     in the same iteration, the baseline: a bare health round trip from a third client of the
-    same library. Interleaving them puts the machine's noise (shared, bursty) on both sides."""
-    agent, device, bare = agent_client(url), device_client(url), device_client(url)
+    same library. Interleaving them puts the machine's noise (shared, bursty) on both sides.
+    With `device_url` (another gateway process on the same database) the device polls and
+    answers there while the agent asks and waits at `url`."""
+    agent, bare = agent_client(url), device_client(url)
+    device = device_client(device_url or url)
     health, to_device, to_agent = [], [], []
     cursor = (await device.get("/v1/prompts")).json()["cursor"]
     await bare.get("/v1/health")  # its connection is open before the first sample
@@ -241,22 +247,38 @@ def _load_process(kind: str, url: str, agents: int, seconds: float, tag: str) ->
 
 
 def _run_load(
-    gateway: GatewayProcess, kind: str, agents: int, processes: int, seconds: float
-) -> tuple[float, float]:
-    """The combined rate of `processes` load processes, and the gateway's CPU seconds per
-    operation over the same interval (user + system, from /proc)."""
+    gateways: list[GatewayProcess],
+    kind: str,
+    agents: int,
+    processes: int,
+    seconds: float,
+    other_cpu: Callable[[], float] = lambda: 0.0,
+) -> tuple[float, float, float]:
+    """The combined rate of `processes` load processes (spread over `gateways` in turn), the
+    gateways' CPU seconds per operation over the same interval (user + system, from /proc),
+    and `other_cpu`'s (say, a database server's) per operation."""
     per_process = [agents // processes + (i < agents % processes) for i in range(processes)]
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(processes, mp_context=context) as pool:
         list(pool.map(_warm_up, range(processes)))  # imports done before the clock starts
-        cpu_before = gateway.cpu_seconds()
+        cpu_before = sum(g.cpu_seconds() for g in gateways)
+        other_before = other_cpu()
         futures = [
-            pool.submit(_load_process, kind, gateway.url, n, seconds, f"{kind}{agents}-{i}")
+            pool.submit(
+                _load_process,
+                kind,
+                gateways[i % len(gateways)].url,
+                n,
+                seconds,
+                f"{kind}{agents}-{i}-{time.monotonic_ns()}",
+            )
             for i, n in enumerate(per_process)
         ]
         rate = sum(f.result() for f in futures)
-        cpu = gateway.cpu_seconds() - cpu_before
-    return rate, cpu / (rate * seconds)
+        cpu = sum(g.cpu_seconds() for g in gateways) - cpu_before
+        other = other_cpu() - other_before
+    operations = rate * seconds
+    return rate, cpu / operations, other / operations
 
 
 def _warm_up(_: int) -> None:
@@ -274,8 +296,12 @@ async def throughput(
     try:
         for agents in concurrency_levels:
             processes = min(agents, load_processes)
-            health_rate, cpu_per_health = _run_load(gateway, "health", agents, processes, seconds)
-            cycle_rate, cpu_per_cycle = _run_load(gateway, "cycles", agents, processes, seconds)
+            health_rate, cpu_per_health, _ = _run_load(
+                [gateway], "health", agents, processes, seconds
+            )
+            cycle_rate, cpu_per_cycle, _ = _run_load(
+                [gateway], "cycles", agents, processes, seconds
+            )
             emit(
                 "throughput",
                 agents=agents,

@@ -101,10 +101,13 @@ class GatewayProcess(TestGatewayProcess):
     level: what a person runs, and what an outside client measures (#23: with warnings only,
     the benchmark read half the CPU per device per event an outside check did)."""
 
-    def __init__(self) -> None:
+    def __init__(self, database_url: str | None = None) -> None:
         self.tmp = tempfile.TemporaryDirectory(prefix="ask-user-bench-")
         super().__init__(
-            Path(self.tmp.name) / "data", log_level="info", preexec_fn=raise_file_limit
+            Path(self.tmp.name) / "data",
+            log_level="info",
+            preexec_fn=raise_file_limit,
+            extra_args=["--database-url", database_url] if database_url else [],
         )
         self.start()
 
