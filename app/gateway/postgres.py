@@ -45,6 +45,8 @@ LOCK_WAIT, STATEMENT_WAIT = "2s", "5s"
 MIGRATION_LOCK = 0x41534B01  # advisory lock keys: start-up migration, retention
 RETENTION_LOCK = 0x41534B02
 RELISTEN_SECONDS = 1.0
+# A database host that does not answer (a lost network) costs the loop this long at most, once.
+CONNECT_TIMEOUT_SECONDS = 2
 
 # Each entry takes the schema one version further; never edit one that has shipped.
 MIGRATIONS: tuple[str, ...] = (
@@ -137,6 +139,7 @@ class PostgresDatabase:
                 conn = psycopg.connect(
                     self.url,
                     autocommit=True,
+                    connect_timeout=CONNECT_TIMEOUT_SECONDS,
                     options=f"-c lock_timeout={LOCK_WAIT} -c statement_timeout={STATEMENT_WAIT}",
                 )
             except psycopg.Error as exc:
@@ -452,7 +455,7 @@ class PostgresStore:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                    self._db.url, autocommit=True
+                    self._db.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
                 ) as listener:
                     await listener.execute(f"LISTEN {CHANNEL}")
                     self._heard(PRUNED, on_events, on_registry)

@@ -238,3 +238,44 @@ def test_a_prompt_expires_once_whichever_process_gets_there_first(tmp_path, data
         first.stop()
         if second is not None:
             second.stop()
+
+
+def test_a_lost_database_connection_answers_503_then_recovers_and_catches_up(
+    tmp_path, database_url
+):
+    """The server drops every gateway connection (a restart, a network blip): a request
+    meanwhile is 503 `unavailable` at worst, never a 500; the next ones work; a process whose
+    listener was cut catches up on what it missed."""
+    import psycopg
+
+    a = start_gateway(tmp_path / "a", database_url=database_url)
+    b = start_gateway(tmp_path / "b", database_url=database_url)
+    try:
+        created = a.create()
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            dropped = conn.execute(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchone()
+        assert dropped is not None and dropped[0] >= 4  # each process: its connection, listener
+        first = a.device.get(f"/v1/prompts/{created['id']}")
+        assert first.status_code in (200, 503), first.text
+        if first.status_code == 503:
+            assert first.json()["error"]["code"] == "unavailable"
+        for gateway in (a, b):
+            wait_until(
+                lambda g=gateway: g.device.get(f"/v1/prompts/{created['id']}").status_code == 200
+            )
+        with ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(
+                b.agent.get, f"/v1/prompts/{created['id']}/result", params={"wait": 30}
+            )
+            wait_until(lambda: b.server.app.state.gateway.waiters.waiting == 1)
+            answer = lambda: a.device.post(  # noqa: E731
+                f"/v1/prompts/{created['id']}/answer", json=ANSWER
+            )
+            wait_until(lambda: answer().status_code == 200)
+            assert waiting.result(timeout=30).json() == {"status": "answered", "answers": ANSWER}
+    finally:
+        a.stop()
+        b.stop()
