@@ -59,7 +59,7 @@ from .auth import Authenticator
 from .clock import Clock, to_datetime
 from .config import GatewayConfig
 from .devices import DeviceRegistry
-from .feed import Page, Parked
+from .feed import Later, Page, Parked
 from .guesses import Guesses
 from .notify import Announcer
 from .openapi import openapi_document
@@ -95,17 +95,10 @@ def create_prompt(call: Call) -> Response:
     return JSONResponse(record.to_wire(), status_code=201 if created else 200)
 
 
-async def prompt_result(call: Call) -> dict:
+def prompt_result(call: Call) -> Page | Later:
     """The tool result once the prompt is terminal; `{"status": "pending"}` if `wait` passes."""
-    gateway, owner, prompt_id, wait = (
-        call.gateway,
-        call.owner,
-        call.params["prompt_id"],
-        call.query.wait,
-    )
-    del call  # thousands of these wait at once: each holds only what it needs (#8)
-    result = await gateway.wait_result(owner, prompt_id, wait)
-    return result.to_wire() if result else {"status": "pending"}
+    # A wait parks as a `Later`, answered by the connection like a device's poll (#27).
+    return call.gateway.result_wait(call.owner, call.params["prompt_id"], call.query.wait)
 
 
 def cancel_prompt(call: Call) -> dict:

@@ -26,14 +26,15 @@ from app.protocol import (
     parse_reply,
     tool_result,
 )
+from app.protocol.wire import result_body
 
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
-from .feed import EventFeed
+from .feed import EventFeed, Page
 from .ids import new_prompt_id
 from .storage import CREATED, RESOLVED, Store, StoredEvent, pending_exists
-from .waiters import Waiters
+from .waiters import ResultWait, Waiters
 
 LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOCOL.md v1.2)
 CATCH_UP_BATCH = 500  # events read at a time from what other gateway processes committed
@@ -169,6 +170,21 @@ class Gateway:
         if found is None or found.owner != owner:
             raise _not_found(prompt_id)  # another agent's prompt is none of this agent's business
         return self._settled(found.record)
+
+    def result_wait(self, owner: str, prompt_id: str, wait: float) -> Page | ResultWait:
+        """The tool result's page now (terminal, or no `wait`), else a wait parked until the
+        prompt is resolved or `wait` seconds pass (then `{"status": "pending"}`)."""
+        record = self.owned(owner, prompt_id)
+        if not record.is_pending or wait <= 0 or self.waiters.closing:
+            return Page(result_body(tool_result(record)))
+        del record  # a parked wait holds no record: thousands of them wait at once (#8)
+
+        def answer(resolved: PromptRecord | None) -> Page:
+            if resolved is None:  # its deadline, the gateway's stop, another process's change
+                resolved = self.owned(owner, prompt_id)
+            return Page(result_body(tool_result(resolved)))
+
+        return ResultWait(self.waiters, prompt_id, wait, answer)
 
     async def wait_result(self, owner: str, prompt_id: str, wait: float) -> ToolResult | None:
         """The tool result once terminal; None if still pending when `wait` seconds pass."""
@@ -378,7 +394,7 @@ class Gateway:
         if person is None:  # another request, or another gateway process, got there first
             raise _already_resolved(self._stored(record.id))
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).
-        self.waiters.prompt_resolved(record.id)
+        self.waiters.prompt_resolved(record.id, resolved)
         self._publish(event)
         return resolved
 

@@ -9,7 +9,7 @@ import json
 
 from pydantic import BaseModel
 
-from .models import Event, EventsPage, PromptList
+from .models import Event, EventsPage, PendingResult, PromptList, ToolResult
 
 
 class RawObject:
@@ -57,3 +57,10 @@ def prompt_list(records: list[str], cursor: int, server_time: str) -> bytes:
         cursor=json_string(str(cursor)),
         server_time=json_string(server_time),
     ).encode()
+
+
+def result_body(result: ToolResult | None) -> bytes:
+    """`GET /result`'s body: the tool result, or `{"status": "pending"}` (None), as JSON with
+    the separators every other response of the gateway uses."""
+    wire = (result or PendingResult()).to_wire()
+    return json.dumps(wire, ensure_ascii=False, separators=(",", ":")).encode()

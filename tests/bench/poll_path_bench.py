@@ -117,7 +117,7 @@ async def _stages(connection_count: int, passes: int) -> None:
 
     def best_pass(protocols: list[GuardedHttpProtocol], after_each: Any = None) -> float:
         """The fastest of `passes` passes of one poll per connection, per connection (µs)."""
-        request, best = _request(gateway.store.last_seq), float("inf")
+        request, best = _request(gateway.feed.head), float("inf")
         for _ in range(passes):
             started = time.perf_counter()
             for protocol in protocols:
@@ -139,7 +139,7 @@ async def _stages(connection_count: int, passes: int) -> None:
 
     protocols, woken = connections(serving), float("inf")
     for i in range(passes):
-        poll = _request(gateway.store.last_seq)
+        poll = _request(gateway.feed.head)
         for protocol in protocols:
             protocol.data_received(poll)
         written = [protocol.transport.writes for protocol in protocols]

@@ -10,7 +10,7 @@ import logging
 import socket
 from urllib.parse import urlsplit
 
-from tests.support import DEVICE_TOKEN, prompt_body, wait_until
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, prompt_body, wait_until
 
 
 class Raw:
@@ -208,3 +208,43 @@ def test_a_long_poll_served_the_asgi_way_parks_and_wakes_the_same(gateway):
     assert [e["prompt"]["id"] for e in json.loads(body)["events"]] == [created["id"]]
     assert raw.closed()
     assert _parked(gateway) == 0
+
+
+def _waiting(gateway) -> int:
+    return gateway.server.app.state.gateway.waiters.waiting
+
+
+def test_an_agents_result_wait_is_answered_at_once_by_the_answer(gateway):
+    """`GET /result?wait=` parks like a device's poll (#27): the answer writes it."""
+    created = gateway.create()
+    raw = Raw(gateway.url)
+    raw.send(get(f"/v1/prompts/{created['id']}/result?wait=30", token=AGENT_TOKEN))
+    wait_until(lambda: _waiting(gateway) == 1)
+    answers = {"answers": {"deploy_target": ["Production"]}}
+    assert gateway.device.post(f"/v1/prompts/{created['id']}/answer", json=answers).is_success
+    status, headers, body = raw.response()
+    assert status == 200 and headers["content-type"] == "application/json"
+    assert json.loads(body) == {"status": "answered", "answers": answers}
+    assert _waiting(gateway) == 0
+    # Terminal now: the same connection gets it without waiting.
+    raw.send(get(f"/v1/prompts/{created['id']}/result?wait=30", token=AGENT_TOKEN))
+    assert json.loads(raw.response()[2])["status"] == "answered"
+    raw.close()
+
+
+def test_a_result_wait_ends_pending_in_order_or_when_its_wait_passes(gateway):
+    created = gateway.create()
+    raw = Raw(gateway.url)
+    result = f"/v1/prompts/{created['id']}/result"
+    raw.send(get(f"{result}?wait=30", token=AGENT_TOKEN), get("/v1/health", token=None))
+    assert json.loads(raw.response()[2]) == {"status": "pending"}  # in order: it answers first
+    assert json.loads(raw.response()[2]) == {"status": "ok"}
+    raw.send(get(f"{result}?wait=0.3", token=AGENT_TOKEN))
+    assert json.loads(raw.response()[2]) == {"status": "pending"}
+    assert _waiting(gateway) == 0
+    gone = Raw(gateway.url)  # a client that leaves while waiting is let go
+    gone.send(get(f"{result}?wait=30", token=AGENT_TOKEN))
+    wait_until(lambda: _waiting(gateway) == 1)
+    gone.close()
+    wait_until(lambda: _waiting(gateway) == 0)
+    raw.close()
