@@ -6,10 +6,13 @@ stayed open until descriptors ran out (#14). This protocol answers 431 past
 `MAX_HEADER_BYTES` and closes a connection whose request line and headers have not all
 arrived within `HEADER_TIMEOUT_SECONDS` of their first byte (or of the connection opening).
 
-It also answers a GET or HEAD whose endpoint needs no body and never awaits (the router's
-`answer_at_once`) right where its headers are parsed: no ASGI cycle, no task, and a long-poll
-that parks is one small object until the bytes of its shared page are written. uvicorn's
-per-request work was most of what each subscribed device cost per event (#16).
+It also answers a request whose endpoint never awaits (the router's `answer_at_once`) right
+where it is parsed: no ASGI cycle, no task, and a long-poll that parks is one small object until
+the bytes of its shared page are written. uvicorn's per-request work was most of what each
+subscribed device cost per event (#16), and a third of what a create or an answer cost (#27).
+A request with a body is admitted when its headers are in and answered when its body is
+(declared with Content-Length; a chunked one, or one that expects `100 Continue`, goes
+uvicorn's way).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from app.protocol import ErrorCode, ProtocolError
 from .feed import Later, Outcome, Page
 from .request_log import log_request
 from .responses import PIPELINE_WATCH, PipelineWatch, error_response, outcome_response
+from .routing import WithBody
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -99,14 +103,15 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     What it serves with is given to the class, not looked up in the lifespan's state:
     `serving(answer_at_once, release_parked)` makes the protocol class for one app."""
 
-    # The router's answer_at_once (routing.py): a response, a Later, or None (serve as ASGI).
-    answer_at_once: Callable[[dict], Response | Later | None] | None = None
+    # The router's answer_at_once (routing.py): a response, a Later, the admitted request
+    # waiting for its body, or None (serve as ASGI).
+    answer_at_once: Callable[[dict], Response | Later | WithBody | None] | None = None
     release_parked: Callable[[], None] | None = None  # the app's: what is parked answers now
 
     @classmethod
     def serving(
         cls,
-        answer_at_once: Callable[[dict], Response | Later | None],
+        answer_at_once: Callable[[dict], Response | Later | WithBody | None],
         release_parked: Callable[[], None],
     ) -> type[GuardedHttpProtocol]:
         """This protocol, answering at once with this router and releasing this app's polls."""
@@ -126,6 +131,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._in_body = False  # a declared body is still coming
         self._at_once = False
         self._later: Later | None = None
+        self._with_body: WithBody | None = None  # answered at once when its body is in
+        self._body: list[bytes] = []
         self._watch = PipelineWatch(lambda: bool(self.pipeline))  # for polls served as ASGI
         self._headers_due: float | None = None  # see _HeaderDeadlines
         self._deadlines = _HeaderDeadlines.of(self.server_state, self.loop)
@@ -154,6 +161,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         grace period instead of being cancelled."""
         if self.release_parked is not None:
             self.release_parked()
+        if self._with_body is not None:  # its body still coming: nothing was done with it
+            self._with_body = None
+            self._refuse(503, b"Service Unavailable")
         super().shutdown()
 
     def on_message_begin(self) -> None:
@@ -172,12 +182,13 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._header_bytes = -1
         self._headers_due = None
         size, has_body = len(self.url), False  # one pass over what uvicorn's callbacks kept
+        chunked = False
         for name, value in self.headers:
             size += len(name) + len(value) + 4
             if name == b"content-length":
                 has_body = value.strip() not in (b"", b"0")
             elif name == b"transfer-encoding":
-                has_body = True
+                has_body = chunked = True
         if size > MAX_HEADER_BYTES:  # all of it came in the read that ended it
             self._at_once = True  # nothing of this request reaches uvicorn's cycle
             self._refuse(431, b"Request Header Fields Too Large")
@@ -185,13 +196,15 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if has_body:  # it must come in time, whoever reads it (or skips it)
             self._in_body = True
             self._deadlines.watch(self, BODY_TIMEOUT_SECONDS)
-        if not self._answer_at_once():
+        if not self._answer_at_once(chunked):
             self.scope["state"] = self.app_state.copy()
             self.scope[PIPELINE_WATCH] = self._watch  # type: ignore[literal-required]
             super().on_headers_complete()
 
     def on_body(self, body: bytes) -> None:
-        if not self._at_once:  # a body sent with a GET answered at once is not read
+        if self._with_body is not None:  # at most the declared length, within the limit
+            self._body.append(body)
+        elif not self._at_once:  # a body sent with a GET answered at once is not read
             super().on_body(body)
 
     def on_message_complete(self) -> None:
@@ -200,6 +213,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             self._headers_due = None
         if self._at_once:
             self._at_once = False
+            if (with_body := self._with_body) is not None:
+                self._with_body, raw, self._body = None, b"".join(self._body), []
+                self._reply(with_body.finish(raw), after_woken=True)
         else:
             super().on_message_complete()
         self._header_bytes = 0  # what follows is the next request
@@ -231,14 +247,15 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     # ---- answered at once ---------------------------------------------------------------
 
-    def _answer_at_once(self) -> bool:
-        """Answer (or park) the request now if the router can; False: uvicorn's way."""
+    def _answer_at_once(self, chunked: bool) -> bool:
+        """Answer (or park, or admit and wait for the body of) the request now if the router
+        can; False: uvicorn's way."""
         parser, limit = self.parser, self.limit_concurrency
         method = parser.get_method()
         answer = self.answer_at_once
         if (
             answer is None
-            or method not in (b"GET", b"HEAD")
+            or (method not in (b"GET", b"HEAD") and (chunked or self.expect_100_continue))
             or not parser.should_keep_alive()  # "Connection: close" or HTTP/1.0: uvicorn's way
             or parser.should_upgrade()
             or (self.cycle is not None and not self.cycle.response_complete)  # pipelined
@@ -262,16 +279,30 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if result is None:
             return False
         self._at_once = True
+        if isinstance(result, WithBody):
+            if method in (b"GET", b"HEAD"):  # the router admits bodies only for changes
+                raise AssertionError("a GET is never given its body")
+            self._with_body = result
+        else:
+            self._reply(result)
+        return True
+
+    def _reply(self, result: Response | Later, after_woken: bool = False) -> None:
+        """Write it now, or when it is ready; `after_woken`: a change, whose response waits
+        one turn of the loop, so the polls and waits it woke are answered first (#8)."""
+        if after_woken and isinstance(result, Response):
+            result = _Ready(result, self.loop)
         if isinstance(result, Later):
             self._later = result
             result.attach(self._answer_later)
         else:
             self._write(result)
-        return True
 
-    def _answer_later(self, outcome: Outcome) -> None:
+    def _answer_later(self, outcome: Outcome | Response) -> None:
         self._later = None
-        self._write(outcome if isinstance(outcome, Page) else error_response(outcome))
+        if isinstance(outcome, ProtocolError):
+            outcome = error_response(outcome)
+        self._write(outcome)
 
     def _write(self, answer: Response | Page) -> None:
         transport = cast(_OneWritePerResponse, self.transport)  # set in connection_made
@@ -298,7 +329,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if self._in_body and not self.transport.is_closing():
             # A body that stalls: answered already (a GET answered at once), just close;
             # otherwise say why. The handler waiting for it sees the client gone.
-            if self._at_once or (self.cycle is not None and self.cycle.response_started):
+            if self._with_body is not None:  # admitted at once, its body never all came
+                self._with_body = None
+                self._refuse(408, b"Request Timeout")
+            elif self._at_once or (self.cycle is not None and self.cycle.response_started):
                 self.transport.close()
             else:
                 self._refuse(408, b"Request Timeout")
@@ -319,6 +353,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
                 ErrorCode.HEADERS_TOO_LARGE,
                 f"the request line and headers are limited to {MAX_HEADER_BYTES} bytes",
             )
+        elif status == 503:
+            error = ProtocolError(
+                ErrorCode.UNAVAILABLE, "the gateway is restarting: nothing changed, retry"
+            )
         else:
             error = ProtocolError(ErrorCode.REQUEST_TIMEOUT, "the request was not sent in time")
         body = json.dumps(error.to_body(), separators=(",", ":")).encode()
@@ -327,6 +365,33 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             b"connection: close\r\n\r\n%s" % (status, reason, len(body), body)
         )
         self.transport.close()
+
+
+class _Ready(Later):
+    """A response made already, written on the loop's next turn, or at once when a pipelined
+    request comes behind it (HTTP/1.1 answers in order)."""
+
+    __slots__ = ("_deliver", "_handle", "_loop", "_response")
+
+    def __init__(self, response: Response, loop: asyncio.AbstractEventLoop) -> None:
+        self._response, self._loop = response, loop
+        self._deliver: Callable[[Any], None] | None = None
+        self._handle: asyncio.Handle | None = None
+
+    def attach(self, deliver: Callable[[Any], None]) -> None:
+        self._deliver = deliver
+        self._handle = self._loop.call_soon(self.answer_now)
+
+    def detach(self) -> None:
+        self._deliver = None
+        if self._handle is not None:
+            self._handle.cancel()
+
+    def answer_now(self) -> None:
+        deliver, self._deliver = self._deliver, None
+        if deliver is not None:
+            self.detach()
+            deliver(self._response)
 
 
 def _wire(response: Response, default_headers: Iterable[tuple[bytes, bytes]]) -> bytes:

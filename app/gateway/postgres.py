@@ -226,6 +226,7 @@ class PostgresStore:
     def insert(
         self,
         record: PromptRecord,
+        record_json: str,
         *,
         owner: str,
         person: str,
@@ -246,7 +247,7 @@ class PostgresStore:
                 record.run_id,
                 record.status,
                 expires_ms,
-                record.model_dump_json(by_alias=True),
+                record_json,
                 link_hash,
             ),
         ).fetchone()
@@ -254,11 +255,11 @@ class PostgresStore:
             existing = self.pending_in_session(person, record.session_key, record.agent_id)
             raise pending_exists(existing)
 
-    def resolve(self, record: PromptRecord, resolved_ms: int) -> str | None:
+    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
         row = self._db.run(
             "UPDATE prompts SET status = %s, resolved_ms = %s, record = %s "
             "WHERE id = %s AND status = 'pending' RETURNING person",
-            (record.status, resolved_ms, record.model_dump_json(by_alias=True), record.id),
+            (record.status, resolved_ms, record_json, record.id),
         ).fetchone()
         return row[0] if row else None
 
@@ -348,11 +349,10 @@ class PostgresStore:
         return self._value("SELECT seq FROM event_counter")
 
     def append_event(
-        self, type_: str, record: PromptRecord, *, person: str, now_ms: int
+        self, type_: str, record: PromptRecord, record_json: str, *, person: str, now_ms: int
     ) -> StoredEvent:
         """Within the caller's transaction, as its last statement: the counter row stays locked
         until the commit, so no process's next event can become visible before this one."""
-        record_json = record.model_dump_json(by_alias=True)
         seq = self._value(
             "WITH next AS (UPDATE event_counter SET seq = seq + 1 RETURNING seq) "
             "INSERT INTO events (seq, type, prompt_id, person, created_ms, record) "

@@ -5,10 +5,12 @@ and its handler, once. `Router` serves requests from the table; `openapi.py` des
 framework in between: a parked long-poll holds only this module's frames and its waiter (#8).
 
 One way in: every request is matched and admitted (size limit, auth, query) by `_admit`.
-Requests without a body to handlers that never await are then answered by `answer_at_once`,
-which the connection calls as soon as the headers are in (connections.py), with no task and no
-ASGI cycle: that is every device's long-poll, answered and re-parked once per event per device
-(#16). The rest go on, as ASGI, to read and validate their body.
+Requests to handlers that never await are then answered by `answer_at_once`, which the
+connection calls as soon as the headers are in (connections.py), with no task and no ASGI
+cycle: that is every device's long-poll, answered and re-parked once per event per device
+(#16), and an agent's create, wait and a device's answer (#27); one with a body is admitted
+first and given its body by the connection (`WithBody.finish`) once it is all in. The rest go
+on, as ASGI, to read and validate their body.
 """
 
 from __future__ import annotations
@@ -129,8 +131,8 @@ class Endpoint:
     def __post_init__(self) -> None:
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path)
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
-        # No body to read and nothing to await: answerable as soon as the headers are in.
-        at_once = not self.changes and not inspect.iscoroutinefunction(self.handler)
+        # Nothing to await: answerable by the connection (once its body, if any, is in).
+        at_once = not self.mount and not inspect.iscoroutinefunction(self.handler)
         object.__setattr__(self, "at_once", at_once)
 
     @property
@@ -204,17 +206,31 @@ class Router:
             response = self._failure(exc, scope)
         await response(scope, receive, send)
 
-    def answer_at_once(self, scope: dict) -> Response | Later | None:
+    def answer_at_once(self, scope: dict) -> Response | Later | WithBody | None:
         """The response (or the Later that will make it) without a task, for a request whose
-        endpoint takes no body and never awaits; None: serve it as ASGI instead."""
+        endpoint never awaits; for one that changes something, the admitted request waiting
+        for its body; None: serve it as ASGI instead."""
         try:
             endpoint, params = self.match(scope["method"], scope["path"])
             if not endpoint.at_once or self.state.gateway is None:  # None: not started yet
                 return None
-            result = endpoint.handler(self._admit(endpoint, params, scope))
+            call = self._admit(endpoint, params, scope)
+            if endpoint.changes:
+                return WithBody(self, endpoint, call)
+            result = endpoint.handler(call)
         except Exception as exc:
             return self._failure(exc, scope)
         return result_response(cast(Result, result), endpoint.status)  # at_once: never awaits
+
+    def finish_at_once(self, endpoint: Endpoint, call: Call, raw: bytes) -> Response | Later:
+        """The response to an admitted request whose whole body is `raw`."""
+        try:
+            call.raw = raw
+            self._validate(endpoint, call, raw)
+            result = endpoint.handler(call)
+        except Exception as exc:
+            return self._failure(exc, call.scope)
+        return result_response(cast(Result, result), endpoint.status)
 
     @staticmethod
     def _failure(exc: Exception, scope: dict) -> Response:
@@ -257,13 +273,18 @@ class Router:
             if read is None:
                 raise _ClientGone
             raw = call.raw = read
+        self._validate(endpoint, call, raw)
+        return call
+
+    @staticmethod
+    def _validate(endpoint: Endpoint, call: Call, raw: bytes) -> None:
+        """The body decoded and validated into `call.body` (422 naming the field, else)."""
         if endpoint.body is not None:
             data = decode_json_body(
-                scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required
+                call.scope.get("headers", ()), raw, endpoint.invalid_code, endpoint.body_required
             )
             if data is not None:
                 call.body = parse_model(endpoint.body, data, endpoint.invalid_code)
-        return call
 
     def _admit(self, endpoint: Endpoint, params: dict[str, str], scope: dict) -> Call:
         """Size limit → auth → the query, validated: what the request line and headers decide,
@@ -284,6 +305,19 @@ class Router:
                 self._queries[key] = query
             call.query = query
         return call
+
+
+class WithBody:
+    """A request admitted at once (size limit, auth, query) whose body the connection collects
+    and then hands to `finish`: a caller the token refuses was answered before any of it."""
+
+    __slots__ = ("_router", "call", "endpoint")
+
+    def __init__(self, router: Router, endpoint: Endpoint, call: Call) -> None:
+        self._router, self.endpoint, self.call = router, endpoint, call
+
+    def finish(self, raw: bytes) -> Response | Later:
+        return self._router.finish_at_once(self.endpoint, self.call, raw)
 
 
 class _ClientGone(Exception):

@@ -152,13 +152,19 @@ class Gateway:
             version=1,
         )
         link = new_link_token()
+        record_json = record.model_dump_json(by_alias=True)  # once: the row and its event
         with self.store.transaction():
             self.store.insert(
-                record, owner=owner, person=person, expires_ms=expires, link_hash=secret_hash(link)
+                record,
+                record_json,
+                owner=owner,
+                person=person,
+                expires_ms=expires,
+                link_hash=secret_hash(link),
             )
             if key:
                 self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
-            event = self.store.append_event(CREATED, record, person=person, now_ms=now)
+            event = self.store.append_event(CREATED, record, record_json, person=person, now_ms=now)
         self.deadlines.add(expires, record.id)
         self._publish(event)
         if self.on_created is not None:
@@ -384,13 +390,16 @@ class Gateway:
                 "version": record.version + 1,
             }
         )
+        resolved_json = resolved.model_dump_json(by_alias=True)  # once: the row and its event
         with self.store.transaction():
-            person = self.store.resolve(resolved, now)
+            person = self.store.resolve(resolved, resolved_json, now)
             if person is not None:
                 if key:
                     self.store.remember(key.scope, resolved.to_wire(), key.asked, now)
                 # Last: with PostgreSQL, taking the next sequence number locks it until commit.
-                event = self.store.append_event(RESOLVED, resolved, person=person, now_ms=now)
+                event = self.store.append_event(
+                    RESOLVED, resolved, resolved_json, person=person, now_ms=now
+                )
         if person is None:  # another request, or another gateway process, got there first
             raise _already_resolved(self._stored(record.id))
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).

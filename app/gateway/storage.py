@@ -107,6 +107,7 @@ class Store(Protocol):
     def insert(
         self,
         record: PromptRecord,
+        record_json: str,  # the record as stored and served, encoded once by the caller
         *,
         owner: str,
         person: str,
@@ -114,7 +115,7 @@ class Store(Protocol):
         link_hash: str | None = None,
     ) -> None: ...
 
-    def resolve(self, record: PromptRecord, resolved_ms: int) -> str | None:
+    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
         """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
         None if it was not pending (the first change wins, whatever runs alongside)."""
         ...
@@ -151,7 +152,7 @@ class Store(Protocol):
         ...
 
     def append_event(
-        self, type_: str, record: PromptRecord, *, person: str, now_ms: int
+        self, type_: str, record: PromptRecord, record_json: str, *, person: str, now_ms: int
     ) -> StoredEvent:
         """The event as stored: hand it to the feed once its transaction has committed."""
         ...

@@ -15,6 +15,7 @@ from typing import Any
 from app.privatefiles import private_file
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
+from .checkpoints import Checkpointer
 from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
 
 SCHEMA = """
@@ -139,6 +140,9 @@ class PromptStore:
         self._db_access = SqliteDatabase(self._db)
         row = self._db.execute("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
         self._pruned_through = int(row[0]) if row else 0
+        # Checkpoints happen on a thread of their own, never in a commit on the loop.
+        self._db.execute("PRAGMA wal_autocheckpoint=0")
+        self._checkpointer = Checkpointer(self.path)
 
     def _vacuum_incrementally(self) -> bool:
         """Freed pages can go back to the file system: set on a new file (it must come before
@@ -202,6 +206,7 @@ class PromptStore:
         return self._db_access
 
     def close(self) -> None:
+        self._checkpointer.stop()
         self._db.close()
 
     def transaction(self) -> AbstractContextManager[None]:
@@ -218,6 +223,7 @@ class PromptStore:
     def insert(
         self,
         record: PromptRecord,
+        record_json: str,
         *,
         owner: str,
         person: str,
@@ -236,18 +242,18 @@ class PromptStore:
                 record.run_id,
                 record.status,
                 expires_ms,
-                record.model_dump_json(by_alias=True),
+                record_json,
                 link_hash,
             ),
         )
 
-    def resolve(self, record: PromptRecord, resolved_ms: int) -> str | None:
+    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
         """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
         None if it was not pending (the first change wins, whatever runs alongside)."""
         row = self._db.execute(
             "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
             "WHERE id = ? AND status = 'pending' RETURNING person",
-            (record.status, resolved_ms, record.model_dump_json(by_alias=True), record.id),
+            (record.status, resolved_ms, record_json, record.id),
         ).fetchone()
         return row[0] if row else None
 
@@ -331,9 +337,8 @@ class PromptStore:
         return max(newest, row[0] if row else 0)
 
     def append_event(
-        self, type_: str, record: PromptRecord, *, person: str, now_ms: int
+        self, type_: str, record: PromptRecord, record_json: str, *, person: str, now_ms: int
     ) -> StoredEvent:
-        record_json = record.model_dump_json(by_alias=True)
         cur = self._db.execute(
             "INSERT INTO events (type, prompt_id, created_ms, record, person) "
             "VALUES (?, ?, ?, ?, ?)",

@@ -248,3 +248,44 @@ def test_a_result_wait_ends_pending_in_order_or_when_its_wait_passes(gateway):
     gone.close()
     wait_until(lambda: _waiting(gateway) == 0)
     raw.close()
+
+
+def _post(path: str, body: dict, token: str) -> bytes:
+    data = json.dumps(body).encode()
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    ).encode() + data
+
+
+def test_changes_pipelined_in_one_packet_are_answered_in_order(gateway):
+    """Creates and an answer answered by the connection (#27), each response written after
+    the polls its change woke, and never after a request behind it."""
+    cursor = _cursor(gateway)
+    device = Raw(gateway.url)
+    device.send(get(f"/v1/events?after={cursor}&wait=30"))
+    wait_until(lambda: _parked(gateway) == 1)
+    raw = Raw(gateway.url)
+    raw.send(
+        _post("/v1/prompts", prompt_body(session="one"), AGENT_TOKEN),
+        _post("/v1/prompts", prompt_body(session="two"), AGENT_TOKEN),
+        _post("/v1/prompts", {"questions": []}, AGENT_TOKEN),  # refused: 422, in its turn
+        get("/v1/health", token=None),
+    )
+    first, second, refused, health = (raw.response() for _ in range(4))
+    assert [first[0], second[0], refused[0], health[0]] == [201, 201, 422, 200]
+    assert [json.loads(r[2])["sessionKey"] for r in (first, second)] == ["one", "two"]
+    assert json.loads(refused[2])["error"]["code"] == "invalid_prompt"
+    page = json.loads(device.response()[2])  # the parked poll heard of the first create
+    assert page["events"][0]["prompt"]["id"] == json.loads(first[2])["id"]
+    answer = {"answers": {"deploy_target": ["Production"]}}
+    prompt_id = json.loads(first[2])["id"]
+    raw.send(
+        _post(f"/v1/prompts/{prompt_id}/answer", answer, DEVICE_TOKEN),
+        _post(f"/v1/prompts/{prompt_id}/answer", answer, DEVICE_TOKEN),
+    )
+    won, lost = raw.response(), raw.response()
+    assert (won[0], lost[0]) == (200, 409)
+    assert json.loads(lost[2])["error"]["code"] == "already_resolved"
+    raw.close()
+    device.close()

@@ -8,7 +8,7 @@ import sqlite3
 from app.gateway.clock import to_datetime
 from app.gateway.store import PRUNE_BATCH, PromptStore
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord, validate_prompt
-from tests.support import prompt_body
+from tests.support import prompt_body, wait_until
 
 
 def _fill(store: PromptStore, count: int, at_ms: int) -> None:
@@ -25,8 +25,20 @@ def _fill(store: PromptStore, count: int, at_ms: int) -> None:
                 resolved_at=to_datetime(at_ms),
                 answers={"deploy_target": ["Production"]},
             )
-            store.insert(record, owner="owner", person=DEFAULT_PERSON_ID, expires_ms=at_ms + 60_000)
-            store.append_event("prompt.resolved", record, person=DEFAULT_PERSON_ID, now_ms=at_ms)
+            store.insert(
+                record,
+                record.model_dump_json(by_alias=True),
+                owner="owner",
+                person=DEFAULT_PERSON_ID,
+                expires_ms=at_ms + 60_000,
+            )
+            store.append_event(
+                "prompt.resolved",
+                record,
+                record.model_dump_json(by_alias=True),
+                person=DEFAULT_PERSON_ID,
+                now_ms=at_ms,
+            )
             store.remember(f"device:{record.id}:k", {"id": record.id}, "", at_ms)
 
 
@@ -67,3 +79,21 @@ def test_an_older_small_file_is_converted_to_give_space_back(tmp_path):
     store = PromptStore(path)
     assert store.connection.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental
     store.close()
+
+
+def test_the_write_ahead_log_is_checkpointed_off_the_loop(tmp_path):
+    """Commits never checkpoint (a commit that did waited 20 ms and more, #27); the store's
+    own thread copies the log into the database file instead, so the log does not grow
+    without end."""
+    path = tmp_path / "gateway.sqlite3"
+    store = PromptStore(path)
+    try:
+        assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+        empty = path.stat().st_size
+        _fill(store, 400, at_ms=1_000)
+        wait_until(lambda: path.stat().st_size > empty)  # the rows reached the file itself
+        with sqlite3.connect(path) as reader:
+            assert reader.execute("SELECT COUNT(*) FROM prompts").fetchone() == (400,)
+    finally:
+        store.close()
+    assert not store._checkpointer._thread.is_alive()  # closing the store ends it
