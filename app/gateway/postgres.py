@@ -26,10 +26,10 @@ import psycopg
 
 from app.protocol import PromptRecord, ProtocolError
 
+from .queries import SharedQueries
 from .storage import (
     PRUNE_BATCH,
     StoredEvent,
-    StoredPrompt,
     StoreUnavailable,
     pending_exists,
 )
@@ -178,7 +178,7 @@ class PostgresDatabase:
             self._conn.close()
 
 
-class PostgresStore:
+class PostgresStore(SharedQueries):
     """storage.Store in PostgreSQL."""
 
     def __init__(self, url: str) -> None:
@@ -219,10 +219,6 @@ class PostgresStore:
 
     # ---- prompts ---------------------------------------------------------------------------
 
-    def prompt_of_link(self, link_hash: str) -> str | None:
-        row = self._db.run("SELECT id FROM prompts WHERE link_hash = %s", (link_hash,)).fetchone()
-        return row[0] if row else None
-
     def insert(
         self,
         record: PromptRecord,
@@ -255,93 +251,11 @@ class PostgresStore:
             existing = self.pending_in_session(person, record.session_key, record.agent_id)
             raise pending_exists(existing)
 
-    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
-        row = self._db.run(
-            "UPDATE prompts SET status = %s, resolved_ms = %s, record = %s "
-            "WHERE id = %s AND status = 'pending' RETURNING person",
-            (record.status, resolved_ms, record_json, record.id),
-        ).fetchone()
-        return row[0] if row else None
-
-    def get(self, prompt_id: str) -> StoredPrompt | None:
-        row = self._db.run(
-            "SELECT record, owner, person FROM prompts WHERE id = %s", (prompt_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        return StoredPrompt(PromptRecord.model_validate_json(row[0]), row[1], row[2])
-
-    def pending_in_session(self, person: str, session_key: str, agent_id: str | None) -> str | None:
-        row = self._db.run(
-            "SELECT id FROM prompts WHERE person = %s AND session_key = %s AND agent_id = %s "
-            "AND status = 'pending'",
-            (person, session_key, agent_id or ""),
-        ).fetchone()
-        return row[0] if row else None
-
     def _value(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         """The first column of the one row a statement gives."""
         row = self._db.run(sql, params).fetchone()
         assert row is not None, sql
         return row[0]
-
-    def _ids(self, sql: str, params: Sequence[Any]) -> list[str]:
-        return [r[0] for r in self._db.run(sql, params)]  # type: ignore[arg-type]
-
-    def pending_of_person(self, person: str) -> list[str]:
-        return self._ids(
-            "SELECT id FROM prompts WHERE person = %s AND status = 'pending' ORDER BY n",
-            (person,),
-        )
-
-    def pending_of_run(self, owner: str, run_id: str) -> list[str]:
-        return self._ids(
-            "SELECT id FROM prompts WHERE owner = %s AND run_id = %s AND status = 'pending' "
-            "ORDER BY n",
-            (owner, run_id),
-        )
-
-    def pending_deadlines(self) -> list[tuple[int, str]]:
-        rows = self._db.run(
-            "SELECT expires_ms, id FROM prompts WHERE status = 'pending' ORDER BY expires_ms"
-        )
-        return [(r[0], r[1]) for r in rows]
-
-    def due(self, now_ms: int) -> list[str]:
-        return self._ids(
-            "SELECT id FROM prompts WHERE status = 'pending' AND expires_ms <= %s ORDER BY n",
-            (now_ms,),
-        )
-
-    def list_json(
-        self,
-        *,
-        person: str,
-        pending_only: bool,
-        session_key: str | None,
-        limit: int,
-        before: str | None,
-    ) -> list[str] | None:
-        where: list[str] = ["person = %s"]
-        params: list[str | int] = [person]
-        if pending_only:
-            where.append("status = 'pending'")
-        if session_key is not None:
-            where.append("session_key = %s")
-            params.append(session_key)
-        if before is not None:
-            row = self._db.run(
-                "SELECT n FROM prompts WHERE id = %s AND person = %s", (before, person)
-            ).fetchone()
-            if row is None:
-                return None
-            where.append("n < %s")
-            params.append(row[0])
-        params.append(limit)
-        return self._ids(
-            f"SELECT record FROM prompts WHERE {' AND '.join(where)} ORDER BY n DESC LIMIT %s",
-            params,
-        )
 
     # ---- events ----------------------------------------------------------------------------
 
@@ -362,22 +276,6 @@ class PostgresStore:
         self._db.run("SELECT pg_notify(%s, %s)", (CHANNEL, str(seq)))
         return StoredEvent(seq, type_, record_json, person, record.id)
 
-    def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
-        rows = self._db.run(
-            "SELECT seq, type, record, person, prompt_id FROM events WHERE person = %s "
-            "AND seq > %s ORDER BY seq LIMIT %s",
-            (person, seq, limit),
-        )
-        return [StoredEvent(*r) for r in rows]
-
-    def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
-        rows = self._db.run(
-            "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > %s "
-            "ORDER BY seq LIMIT %s",
-            (seq, limit),
-        )
-        return [StoredEvent(*r) for r in rows]
-
     @property
     def pruned_through(self) -> int:
         return self._pruned_through
@@ -387,12 +285,6 @@ class PostgresStore:
         return int(row[0]) if row else 0
 
     # ---- idempotency -----------------------------------------------------------------------
-
-    def remembered(self, scope: str) -> tuple[dict, str] | None:
-        row = self._db.run(
-            "SELECT body, request_hash FROM idempotency WHERE scope = %s", (scope,)
-        ).fetchone()
-        return (json.loads(row[0]), row[1]) if row else None
 
     def remember(self, scope: str, body: dict, request_hash: str, now_ms: int) -> None:
         self._db.run(

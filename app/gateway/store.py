@@ -16,7 +16,8 @@ from app.privatefiles import private_file
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
 from .checkpoints import Checkpointer
-from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
+from .queries import SharedQueries
+from .storage import PRUNE_BATCH, StoredEvent, StoreUnavailable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -119,7 +120,7 @@ class SqliteDatabase:
         """One process owns the file: nobody else to tell."""
 
 
-class PromptStore:
+class PromptStore(SharedQueries):
     """Prompts as records (JSON, with indexed columns), the event log, idempotency keys."""
 
     def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
@@ -215,11 +216,6 @@ class PromptStore:
 
     # ---- prompts ---------------------------------------------------------------------------
 
-    def prompt_of_link(self, link_hash: str) -> str | None:
-        row = self._db.execute("SELECT id FROM prompts WHERE link_hash = ?", (link_hash,))
-        found = row.fetchone()
-        return found[0] if found else None
-
     def insert(
         self,
         record: PromptRecord,
@@ -247,88 +243,6 @@ class PromptStore:
             ),
         )
 
-    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
-        """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
-        None if it was not pending (the first change wins, whatever runs alongside)."""
-        row = self._db.execute(
-            "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
-            "WHERE id = ? AND status = 'pending' RETURNING person",
-            (record.status, resolved_ms, record_json, record.id),
-        ).fetchone()
-        return row[0] if row else None
-
-    def get(self, prompt_id: str) -> StoredPrompt | None:
-        row = self._db.execute(
-            "SELECT record, owner, person FROM prompts WHERE id = ?", (prompt_id,)
-        ).fetchone()
-        if row is None:
-            return None
-        return StoredPrompt(PromptRecord.model_validate_json(row[0]), row[1], row[2])
-
-    def pending_in_session(self, person: str, session_key: str, agent_id: str | None) -> str | None:
-        row = self._db.execute(
-            "SELECT id FROM prompts WHERE person = ? AND session_key = ? AND agent_id = ? "
-            "AND status = 'pending'",
-            (person, session_key, agent_id or ""),
-        ).fetchone()
-        return row[0] if row else None
-
-    def pending_of_person(self, person: str) -> list[str]:
-        rows = self._db.execute(
-            "SELECT id FROM prompts WHERE person = ? AND status = 'pending' ORDER BY n", (person,)
-        )
-        return [r[0] for r in rows]
-
-    def pending_of_run(self, owner: str, run_id: str) -> list[str]:
-        rows = self._db.execute(
-            "SELECT id FROM prompts WHERE owner = ? AND run_id = ? AND status = 'pending' "
-            "ORDER BY n",
-            (owner, run_id),
-        )
-        return [r[0] for r in rows]
-
-    def pending_deadlines(self) -> list[tuple[int, str]]:
-        rows = self._db.execute(
-            "SELECT expires_ms, id FROM prompts WHERE status = 'pending' ORDER BY expires_ms"
-        )
-        return [(r[0], r[1]) for r in rows]
-
-    def due(self, now_ms: int) -> list[str]:
-        rows = self._db.execute(
-            "SELECT id FROM prompts WHERE status = 'pending' AND expires_ms <= ? ORDER BY n",
-            (now_ms,),
-        )
-        return [r[0] for r in rows]
-
-    def list_json(
-        self,
-        *,
-        person: str,
-        pending_only: bool,
-        session_key: str | None,
-        limit: int,
-        before: str | None,
-    ) -> list[str] | None:
-        """Records newest first, as stored JSON; None when `before` names no prompt."""
-        where: list[str] = ["person = ?"]
-        params: list[str | int] = [person]
-        if pending_only:
-            where.append("status = 'pending'")
-        if session_key is not None:
-            where.append("session_key = ?")
-            params.append(session_key)
-        if before is not None:
-            row = self._db.execute(
-                "SELECT n FROM prompts WHERE id = ? AND person = ?", (before, person)
-            ).fetchone()
-            if row is None:
-                return None
-            where.append("n < ?")
-            params.append(row[0])
-        sql = "SELECT record FROM prompts WHERE " + " AND ".join(where) + " ORDER BY n DESC LIMIT ?"
-        params.append(limit)
-        return [r[0] for r in self._db.execute(sql, params)]
-
     # ---- events ----------------------------------------------------------------------------
 
     def newest_seq(self) -> int:
@@ -347,35 +261,11 @@ class PromptStore:
         assert cur.lastrowid is not None
         return StoredEvent(cur.lastrowid, type_, record_json, person, record.id)
 
-    def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
-        rows = self._db.execute(
-            "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > ? "
-            "AND person = ? ORDER BY seq LIMIT ?",
-            (seq, person, limit),
-        )
-        return [StoredEvent(*r) for r in rows]
-
-    def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
-        rows = self._db.execute(
-            "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > ? "
-            "ORDER BY seq LIMIT ?",
-            (seq, limit),
-        )
-        return [StoredEvent(*r) for r in rows]
-
     @property
     def pruned_through(self) -> int:
         return self._pruned_through
 
     # ---- idempotency -----------------------------------------------------------------------
-
-    def remembered(self, scope: str) -> tuple[dict, str] | None:
-        """The response kept for a key, and the hash of the request that made it ('' for keys
-        kept before requests were hashed)."""
-        row = self._db.execute(
-            "SELECT body, request_hash FROM idempotency WHERE scope = ?", (scope,)
-        ).fetchone()
-        return (json.loads(row[0]), row[1]) if row else None
 
     def remember(self, scope: str, body: dict, request_hash: str, now_ms: int) -> None:
         self._db.execute(

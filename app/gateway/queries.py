@@ -1,0 +1,136 @@
+"""The statements both stores run alike, in the SQL SQLite and PostgreSQL share (`?`
+placeholders): each query of prompts, events and idempotency keys written once. Each store adds
+what differs — its schema and migrations, how an event gets its number, how a prompt goes in
+(PostgreSQL's insert also settles a race between processes), and how old rows are pruned."""
+
+from __future__ import annotations
+
+import json
+
+from app.protocol import PromptRecord
+
+from .storage import Database, StoredEvent, StoredPrompt
+
+
+class SharedQueries:
+    """Mixed into each store, which gives it its `db`."""
+
+    @property
+    def db(self) -> Database:
+        raise NotImplementedError
+
+    # ---- prompts ---------------------------------------------------------------------------
+
+    def prompt_of_link(self, link_hash: str) -> str | None:
+        row = self.db.execute("SELECT id FROM prompts WHERE link_hash = ?", (link_hash,)).fetchone()
+        return row[0] if row else None
+
+    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
+        """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
+        None if it was not pending (the first change wins, whatever runs alongside)."""
+        row = self.db.execute(
+            "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
+            "WHERE id = ? AND status = 'pending' RETURNING person",
+            (record.status, resolved_ms, record_json, record.id),
+        ).fetchone()
+        return row[0] if row else None
+
+    def get(self, prompt_id: str) -> StoredPrompt | None:
+        row = self.db.execute(
+            "SELECT record, owner, person FROM prompts WHERE id = ?", (prompt_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        return StoredPrompt(PromptRecord.model_validate_json(row[0]), row[1], row[2])
+
+    def pending_in_session(self, person: str, session_key: str, agent_id: str | None) -> str | None:
+        row = self.db.execute(
+            "SELECT id FROM prompts WHERE person = ? AND session_key = ? AND agent_id = ? "
+            "AND status = 'pending'",
+            (person, session_key, agent_id or ""),
+        ).fetchone()
+        return row[0] if row else None
+
+    def pending_of_person(self, person: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT id FROM prompts WHERE person = ? AND status = 'pending' ORDER BY n", (person,)
+        )
+        return [r[0] for r in rows]
+
+    def pending_of_run(self, owner: str, run_id: str) -> list[str]:
+        rows = self.db.execute(
+            "SELECT id FROM prompts WHERE owner = ? AND run_id = ? AND status = 'pending' "
+            "ORDER BY n",
+            (owner, run_id),
+        )
+        return [r[0] for r in rows]
+
+    def pending_deadlines(self) -> list[tuple[int, str]]:
+        rows = self.db.execute(
+            "SELECT expires_ms, id FROM prompts WHERE status = 'pending' ORDER BY expires_ms"
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def due(self, now_ms: int) -> list[str]:
+        rows = self.db.execute(
+            "SELECT id FROM prompts WHERE status = 'pending' AND expires_ms <= ? ORDER BY n",
+            (now_ms,),
+        )
+        return [r[0] for r in rows]
+
+    def list_json(
+        self,
+        *,
+        person: str,
+        pending_only: bool,
+        session_key: str | None,
+        limit: int,
+        before: str | None,
+    ) -> list[str] | None:
+        """Records newest first, as stored JSON; None when `before` names no prompt."""
+        where: list[str] = ["person = ?"]
+        params: list[str | int] = [person]
+        if pending_only:
+            where.append("status = 'pending'")
+        if session_key is not None:
+            where.append("session_key = ?")
+            params.append(session_key)
+        if before is not None:
+            row = self.db.execute(
+                "SELECT n FROM prompts WHERE id = ? AND person = ?", (before, person)
+            ).fetchone()
+            if row is None:
+                return None
+            where.append("n < ?")
+            params.append(row[0])
+        sql = "SELECT record FROM prompts WHERE " + " AND ".join(where) + " ORDER BY n DESC LIMIT ?"
+        params.append(limit)
+        return [r[0] for r in self.db.execute(sql, params)]
+
+    # ---- events ----------------------------------------------------------------------------
+
+    def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
+        rows = self.db.execute(
+            "SELECT seq, type, record, person, prompt_id FROM events WHERE person = ? "
+            "AND seq > ? ORDER BY seq LIMIT ?",
+            (person, seq, limit),
+        )
+        return [StoredEvent(*r) for r in rows]
+
+    def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
+        rows = self.db.execute(
+            "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > ? "
+            "ORDER BY seq LIMIT ?",
+            (seq, limit),
+        )
+        return [StoredEvent(*r) for r in rows]
+
+    # ---- idempotency -----------------------------------------------------------------------
+
+    def remembered(self, scope: str) -> tuple[dict, str] | None:
+        """The response kept for a key, and the hash of the request that made it ('' for keys
+        kept before requests were hashed)."""
+        row = self.db.execute(
+            "SELECT body, request_hash FROM idempotency WHERE scope = ?", (scope,)
+        ).fetchone()
+        return (json.loads(row[0]), row[1]) if row else None
