@@ -26,7 +26,7 @@ import psycopg
 
 from app.protocol import PromptRecord, ProtocolError
 
-from .queries import SharedQueries
+from .queries import INSERT_PROMPT, SharedQueries, prompt_row
 from .storage import (
     PRUNE_BATCH,
     StoredEvent,
@@ -229,23 +229,10 @@ class PostgresStore(SharedQueries):
         expires_ms: int,
         link_hash: str | None = None,
     ) -> None:
-        inserted = self._db.run(
-            "INSERT INTO prompts (id, owner, person, session_key, agent_id, run_id, status, "
-            "expires_ms, record, link_hash) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (person, session_key, agent_id) WHERE status = 'pending' DO NOTHING "
-            "RETURNING n",
-            (
-                record.id,
-                owner,
-                person,
-                record.session_key,
-                record.agent_id or "",
-                record.run_id,
-                record.status,
-                expires_ms,
-                record_json,
-                link_hash,
-            ),
+        inserted = self._db.execute(
+            INSERT_PROMPT + " ON CONFLICT (person, session_key, agent_id) "
+            "WHERE status = 'pending' DO NOTHING RETURNING n",
+            prompt_row(record, record_json, owner, person, expires_ms, link_hash),
         ).fetchone()
         if inserted is None:  # another gateway process created this session's prompt just now
             existing = self.pending_in_session(person, record.session_key, record.agent_id)

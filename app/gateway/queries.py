@@ -11,6 +11,35 @@ from app.protocol import PromptRecord
 
 from .storage import Database, StoredEvent, StoredPrompt
 
+# The dialects differ in what follows it (PostgreSQL's settles a race between processes).
+INSERT_PROMPT = (
+    "INSERT INTO prompts (id, owner, person, session_key, agent_id, run_id, status, "
+    "expires_ms, record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def prompt_row(
+    record: PromptRecord,
+    record_json: str,
+    owner: str,
+    person: str,
+    expires_ms: int,
+    link_hash: str | None,
+) -> tuple:
+    """INSERT_PROMPT's values."""
+    return (
+        record.id,
+        owner,
+        person,
+        record.session_key,
+        record.agent_id or "",
+        record.run_id,
+        record.status,
+        expires_ms,
+        record_json,
+        link_hash,
+    )
+
 
 class SharedQueries:
     """Mixed into each store, which gives it its `db`."""

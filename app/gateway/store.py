@@ -16,7 +16,7 @@ from app.privatefiles import private_file
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
 from .checkpoints import Checkpointer
-from .queries import SharedQueries
+from .queries import INSERT_PROMPT, SharedQueries, prompt_row
 from .storage import PRUNE_BATCH, StoredEvent, StoreUnavailable
 
 SCHEMA = """
@@ -227,20 +227,7 @@ class PromptStore(SharedQueries):
         link_hash: str | None = None,
     ) -> None:
         self._db.execute(
-            "INSERT INTO prompts (id, owner, person, session_key, agent_id, run_id, status, "
-            "expires_ms, record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record.id,
-                owner,
-                person,
-                record.session_key,
-                record.agent_id or "",
-                record.run_id,
-                record.status,
-                expires_ms,
-                record_json,
-                link_hash,
-            ),
+            INSERT_PROMPT, prompt_row(record, record_json, owner, person, expires_ms, link_hash)
         )
 
     # ---- events ----------------------------------------------------------------------------
