@@ -164,6 +164,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if self._with_body is not None:  # its body still coming: nothing was done with it
             self._with_body = None
             self._refuse(503, b"Service Unavailable")
+        elif self._later is not None:  # a change's response, waiting its turn: it was done
+            self._later.answer_now()
         super().shutdown()
 
     def on_message_begin(self) -> None:
