@@ -1,6 +1,6 @@
 """`python -m tests.bench [--quick] [NAME ...]`, NAME one of latency, capacity, throughput,
-fanout, pollpath, device, many, versus; with none, all but versus (which needs a running
-OpenClaw gateway).
+fanout, pollpath, device, many, versus, everyday; with none, all but versus and everyday
+(which need a running OpenClaw gateway).
 
 `--quick` runs each with a few iterations and small sizes: its figures mean nothing, but a
 benchmark that no longer runs fails (`.ci/run` does this, so none rots unnoticed).
@@ -46,8 +46,10 @@ BENCHMARKS: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
         lambda: asyncio.run(many_bench.many(seconds=0.5, agents=2, iterations=10)),
     ),
     "versus": (lambda: asyncio.run(openclaw_bench.versus()), lambda: None),
+    "everyday": (lambda: asyncio.run(openclaw_bench.everyday()), lambda: None),
 }
-BY_DEFAULT = [name for name in BENCHMARKS if name != "versus"]
+NEED_OPENCLAW = ("versus", "everyday")
+BY_DEFAULT = [name for name in BENCHMARKS if name not in NEED_OPENCLAW]
 
 
 def main(argv: list[str]) -> int:

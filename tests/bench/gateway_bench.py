@@ -257,26 +257,42 @@ def _run_load(
     """The combined rate of `processes` load processes (spread over `gateways` in turn), the
     gateways' CPU seconds per operation over the same interval (user + system, from /proc),
     and `other_cpu`'s (say, a database server's) per operation."""
-    per_process = [agents // processes + (i < agents % processes) for i in range(processes)]
+    tag = f"{kind}{agents}-{time.monotonic_ns()}"
+    return run_in_processes(
+        _load_process,
+        [
+            (kind, gateways[i % len(gateways)].url, n, seconds, f"{tag}-{i}")
+            for i, n in enumerate(spread(agents, processes))
+        ],
+        seconds,
+        lambda: sum(g.cpu_seconds() for g in gateways),
+        other_cpu,
+    )
+
+
+def spread(agents: int, processes: int) -> list[int]:
+    """`agents` loops shared out over `processes` as evenly as they go."""
+    return [agents // processes + (i < agents % processes) for i in range(processes)]
+
+
+def run_in_processes(
+    load_process: Callable[..., float],
+    arguments: list[tuple],
+    seconds: float,
+    gateway_cpu: Callable[[], float],
+    other_cpu: Callable[[], float] = lambda: 0.0,
+) -> tuple[float, float, float]:
+    """`load_process(*a)` for each `a` of `arguments`, each in a process of its own (agents are
+    separate programs, and one Python client process tops out near the gateway's own rate),
+    each returning its rate per second over `seconds`: the combined rate, and `gateway_cpu`'s
+    and `other_cpu`'s CPU seconds per operation over the same interval."""
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(processes, mp_context=context) as pool:
-        list(pool.map(_warm_up, range(processes)))  # imports done before the clock starts
-        cpu_before = sum(g.cpu_seconds() for g in gateways)
-        other_before = other_cpu()
-        futures = [
-            pool.submit(
-                _load_process,
-                kind,
-                gateways[i % len(gateways)].url,
-                n,
-                seconds,
-                f"{kind}{agents}-{i}-{time.monotonic_ns()}",
-            )
-            for i, n in enumerate(per_process)
-        ]
+    with ProcessPoolExecutor(len(arguments), mp_context=context) as pool:
+        list(pool.map(_warm_up, range(len(arguments))))  # imports done before the clock starts
+        cpu_before, other_before = gateway_cpu(), other_cpu()
+        futures = [pool.submit(load_process, *a) for a in arguments]
         rate = sum(f.result() for f in futures)
-        cpu = sum(g.cpu_seconds() for g in gateways) - cpu_before
-        other = other_cpu() - other_before
+        cpu, other = gateway_cpu() - cpu_before, other_cpu() - other_before
     operations = rate * seconds
     return rate, cpu / operations, other / operations
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import platform
+import re
 import resource
 import statistics
 import subprocess
@@ -14,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -140,6 +142,43 @@ def _client(url: str, token: str) -> httpx.AsyncClient:
         timeout=90,
         limits=httpx.Limits(max_connections=None, max_keepalive_connections=None),
     )
+
+
+class RawHttp:
+    """A keep-alive HTTP/1.1 connection on raw asyncio streams, one request at a time, JSON in
+    and out: as light as the raw WebSocket client the OpenClaw side of `versus` uses, so the
+    same weight of client drives both systems (httpx costs the measuring process more per
+    request than either gateway does)."""
+
+    _LENGTH = re.compile(rb"content-length: *(\d+)", re.I)
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: str):
+        self.reader, self.writer, self._head = reader, writer, head
+
+    @classmethod
+    async def open(cls, url: str, token: str) -> RawHttp:
+        parts = urlsplit(url)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+        return cls(reader, writer, f"Host: {parts.netloc}\r\nAuthorization: Bearer {token}\r\n")
+
+    async def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """The status and the decoded JSON body of one request on this connection."""
+        if body is None:
+            self.writer.write(f"{method} {path} HTTP/1.1\r\n{self._head}\r\n".encode())
+        else:
+            data = json.dumps(body).encode()
+            self.writer.write(
+                f"{method} {path} HTTP/1.1\r\n{self._head}Content-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n\r\n".encode()
+                + data
+            )
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        length = self._LENGTH.search(head)
+        payload = await self.reader.readexactly(int(length.group(1)) if length else 0)
+        return int(head[9:12]), json.loads(payload) if payload else None
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 def agent_client(url: str) -> httpx.AsyncClient:

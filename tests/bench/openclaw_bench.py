@@ -28,8 +28,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from . import fanout_bench
-from .harness import GatewayProcess, emit, percentiles, raise_file_limit, serve_devices
+from . import fanout_bench, gateway_bench
+from .harness import (
+    AGENT_TOKEN,
+    DEVICE_TOKEN,
+    PROMPT,
+    GatewayProcess,
+    RawHttp,
+    emit,
+    percentiles,
+    raise_file_limit,
+    serve_devices,
+)
 
 _HEARD = ("exec.approval.requested", "exec.approval.resolved")
 
@@ -41,6 +51,7 @@ class _Socket:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.reader, self.writer = reader, writer
         self._ids = itertools.count(1)
+        self._pong: asyncio.Future | None = None
 
     @classmethod
     async def open(cls, url: str, token: str, device: bool) -> _Socket:
@@ -60,7 +71,13 @@ class _Socket:
         assert challenge.get("event") == "connect.challenge", challenge
         # Devices are approval clients that see every approval; the agent and the answerer
         # are not approval clients, so they are not among the subscribed devices.
-        scopes = ["operator.read", "operator.write", "operator.approvals", "operator.admin"]
+        scopes = [
+            "operator.read",
+            "operator.write",
+            "operator.approvals",
+            "operator.questions",
+            "operator.admin",
+        ]
         await socket.call(
             "connect",
             {
@@ -77,18 +94,32 @@ class _Socket:
         )
         return socket
 
-    def send(self, message: dict) -> None:
-        data = json.dumps(message).encode()
+    def send(self, message: dict, opcode: int = 0x1) -> None:
+        data = json.dumps(message).encode() if opcode == 0x1 else b""
         mask = os.urandom(4)
         length = len(data)
         if length < 126:
-            head = struct.pack("!BB", 0x81, 0x80 | length)
+            head = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
         elif length < 65536:
-            head = struct.pack("!BBH", 0x81, 0x80 | 126, length)
+            head = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
         else:
-            head = struct.pack("!BBQ", 0x81, 0x80 | 127, length)
+            head = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
         masked = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
         self.writer.write(head + mask + masked)
+
+    async def ping(self) -> None:
+        """A WebSocket ping and the gateway's pong: the floor of a round trip on this socket."""
+        self.send({}, opcode=0x9)
+        self._pong = asyncio.get_running_loop().create_future()
+        while not self._pong.done():
+            await self.receive()
+
+    async def event(self, name: str) -> dict:
+        """The next event called `name` (anything else arriving first is skipped)."""
+        while True:
+            message = await self.receive()
+            if message.get("type") == "event" and message.get("event") == name:
+                return message["payload"]
 
     async def receive(self) -> dict:
         while True:
@@ -106,6 +137,11 @@ class _Socket:
                 continue
             if opcode == 0x8:
                 raise ConnectionError("closed by the gateway")
+            if opcode == 0xA:  # pong
+                if self._pong is not None and not self._pong.done():
+                    self._pong.set_result(None)
+                    return {}
+                continue
             return json.loads(payload)
 
     async def call(self, method: str, params: dict) -> dict:
@@ -230,13 +266,286 @@ async def openclaw_rounds(url: str, token: str, devices: int, rounds: int) -> di
     }
 
 
+# OpenClaw's own ask-user question, the same shape as ours (1-3 questions of 2-4 options,
+# answers as {"answers": {id: [values]}}): question.request, question.resolve and
+# question.waitAnswer; subscribed clients hear question.requested and question.resolved.
+QUESTION = {
+    "questions": [
+        {
+            "questionId": "q",
+            "header": "Bench",
+            "question": "Which one?",
+            "options": [{"label": "A"}, {"label": "B"}],
+        }
+    ],
+    "timeoutMs": 60_000,
+}
+
+
+async def _openclaw_cycles(url: str, token: str, seconds: float) -> int:
+    """One agent's loop of question → answered by the answerer → the agent's waitAnswer, as
+    fast as it goes, for `seconds` (each agent with its own two connections, as each of ours
+    has its own keep-alive connections); returns the count."""
+    agent = await _Socket.open(url, token, device=False)
+    answerer = await _Socket.open(url, token, device=False)
+    done = 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        created = await agent.call("question.request", QUESTION)
+        await answerer.call("question.resolve", {"id": created["id"], "answers": _ANSWER})
+        result = await agent.call("question.waitAnswer", {"id": created["id"]})
+        assert result["status"] == "answered", result
+        done += 1
+    agent.writer.close()
+    answerer.writer.close()
+    return done
+
+
+_ANSWER = {"answers": {"q": ["B"]}}
+
+
+async def _timed(call: Any) -> tuple[Any, float]:
+    """What `call` returns and the moment it did (not when the caller got round to it)."""
+    return await call, time.perf_counter()
+
+
+async def _openclaw_delivery(
+    url: str, token: str, iterations: int
+) -> tuple[list[float], list[float], list[float]]:
+    """As gateway_bench._delivery, against OpenClaw's questions: created → the subscribed
+    device hears it; the device answers → the agent's waiting waitAnswer returns; and in the
+    same iterations the floor, a WebSocket ping answered by a pong on a third connection."""
+    agent = await _Socket.open(url, token, device=False)
+    device = await _Socket.open(url, token, device=True)
+    bare = await _Socket.open(url, token, device=False)
+    health, to_device, to_agent = [], [], []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        await bare.ping()
+        health.append(time.perf_counter() - started)
+        heard = asyncio.create_task(_timed(device.event("question.requested")))
+        started = time.perf_counter()
+        created = await agent.call("question.request", QUESTION)
+        _, received = await heard
+        to_device.append(received - started)
+        waiting = asyncio.create_task(
+            _timed(agent.call("question.waitAnswer", {"id": created["id"]}))
+        )
+        await asyncio.sleep(0.002)  # the agent's wait is in
+        started = time.perf_counter()
+        await device.call("question.resolve", {"id": created["id"], "answers": _ANSWER})
+        result, received = await waiting
+        assert result["status"] == "answered", result
+        to_agent.append(received - started)
+    for socket in (agent, device, bare):
+        socket.writer.close()
+    return health, to_device, to_agent
+
+
+def _openclaw_load_process(url: str, token: str, agents: int, seconds: float) -> float:
+    return _load_process(_openclaw_cycles(url, token, seconds) for _ in range(agents))
+
+
+def _load_process(loops: Any) -> float:
+    """In a load process: the agents' loops at once; their combined cycles per second."""
+
+    async def load() -> float:
+        started = time.perf_counter()
+        counts = await asyncio.gather(*loops)
+        return sum(counts) / (time.perf_counter() - started)
+
+    return asyncio.run(load())
+
+
+async def _ask_user_cycles(url: str, seconds: float) -> int:
+    """`_openclaw_cycles` against ours: create → answered by the phone → the agent's result
+    (its wait returns at once, the answer being in), on raw keep-alive connections."""
+    agent, answerer = await RawHttp.open(url, AGENT_TOKEN), await RawHttp.open(url, DEVICE_TOKEN)
+    prompt = {**PROMPT, "sessionKey": os.urandom(8).hex()}  # each agent its own session
+    done = 0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        _, created = await agent.request("POST", "/v1/prompts", prompt)
+        await answerer.request("POST", f"/v1/prompts/{created['id']}/answer", _ANSWER)
+        _, result = await agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30")
+        assert result["status"] == "answered", result
+        done += 1
+    agent.close()
+    answerer.close()
+    return done
+
+
+def _ask_user_load_process(url: str, agents: int, seconds: float) -> float:
+    return _load_process(_ask_user_cycles(url, seconds) for _ in range(agents))
+
+
+async def _ask_user_delivery(
+    url: str, iterations: int
+) -> tuple[list[float], list[float], list[float]]:
+    """`_openclaw_delivery` against ours: created → the phone's parked event poll returns;
+    the phone answers → the agent's parked result wait returns; the floor, a health round
+    trip on a third connection. The phone polls on one connection and answers on another,
+    as its client's pool would."""
+    agent = await RawHttp.open(url, AGENT_TOKEN)
+    device, answerer = await RawHttp.open(url, DEVICE_TOKEN), await RawHttp.open(url, DEVICE_TOKEN)
+    bare = await RawHttp.open(url, DEVICE_TOKEN)
+    health, to_device, to_agent = [], [], []
+    cursor = (await device.request("GET", "/v1/prompts"))[1]["cursor"]
+    for i in range(iterations):
+        started = time.perf_counter()
+        await bare.request("GET", "/v1/health")
+        health.append(time.perf_counter() - started)
+        heard = asyncio.create_task(
+            _timed(device.request("GET", f"/v1/events?after={cursor}&wait=30"))
+        )
+        await asyncio.sleep(0.002)  # the phone's poll is parked
+        started = time.perf_counter()
+        _, created = await agent.request("POST", "/v1/prompts", {**PROMPT, "sessionKey": f"d{i}"})
+        (_, page), received = await heard
+        to_device.append(received - started)
+        waiting = asyncio.create_task(
+            _timed(agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30"))
+        )
+        await asyncio.sleep(0.002)  # the agent's wait is in
+        started = time.perf_counter()
+        await answerer.request("POST", f"/v1/prompts/{created['id']}/answer", _ANSWER)
+        (_, result), received = await waiting
+        assert result["status"] == "answered", result
+        to_agent.append(received - started)
+        cursor = (await device.request("GET", f"/v1/events?after={page['cursor']}&wait=0"))[1][
+            "cursor"
+        ]
+    for connection in (agent, device, answerer, bare):
+        connection.close()
+    return health, to_device, to_agent
+
+
+async def _follow(url: str) -> None:
+    """One phone following our events: every page it is woken with, it polls again after."""
+    device = await RawHttp.open(url, DEVICE_TOKEN)
+    cursor = (await device.request("GET", "/v1/prompts"))[1]["cursor"]
+    while True:
+        cursor = (await device.request("GET", f"/v1/events?after={cursor}&wait=30"))[1]["cursor"]
+
+
+async def _listen(url: str, token: str) -> None:
+    """One phone subscribed to OpenClaw's approvals (an approval client), reading every frame."""
+    socket = await _Socket.open(url, token, device=True)
+    while True:
+        await socket.receive()
+
+
+class _Phone:
+    """One subscribed device in a process of its own for the length of a `with`: during the
+    cycles each system pushes every question and its resolution to one phone, as in daily use
+    (and OpenClaw answers an approval nobody can see with no-route)."""
+
+    def __init__(self, follow: Any, *args: str) -> None:
+        self.process = multiprocessing.get_context("spawn").Process(
+            target=_run_forever, args=(follow, *args), daemon=True
+        )
+
+    def __enter__(self) -> _Phone:
+        self.process.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.process.kill()
+        self.process.join(10)
+
+
+def _run_forever(follow: Any, *args: str) -> None:
+    asyncio.run(follow(*args))
+
+
+async def everyday(
+    agent_levels=(1, 8),
+    seconds: float = 5.0,
+    iterations: int = 300,
+    repeats: int = 3,
+    load_processes: int = 2,
+) -> None:
+    """The everyday path side by side (#27), against OpenClaw's own ask-user questions, both
+    systems alternating in each repeat: with one phone, created → device and answer → agent
+    beside each one's floor (our health round trip; a WebSocket ping there); then create →
+    answer → result cycles per second with 1 and 8 agents and one subscribed phone, driven by
+    the same kind of load processes, with each gateway's CPU per cycle."""
+    url, token = _openclaw_address()
+    pid = _pid()
+    gateway = GatewayProcess()
+    try:
+        await _ask_user_delivery(gateway.url, 20)  # both warm
+        await _openclaw_delivery(url, token, 20)
+        for repeat in range(repeats):
+            measured = {
+                "ask_user": await _ask_user_delivery(gateway.url, iterations),
+                "openclaw": await _openclaw_delivery(url, token, iterations),
+            }
+            row: dict[str, Any] = {"repeat": repeat, "devices": 1, "agents": 1}
+            for system, (floor, to_device, to_agent) in measured.items():
+                row[system] = {
+                    "floor": percentiles(floor),
+                    "created_to_device": percentiles(to_device),
+                    "answer_to_agent": percentiles(to_agent),
+                }
+            for key in ("created_to_device", "answer_to_agent"):
+                for mark in ("p50_ms", "p99_ms"):
+                    row[f"ratio_{key}_{mark[:3]}"] = round(
+                        row["ask_user"][key][mark] / row["openclaw"][key][mark], 2
+                    )
+            emit("versus_everyday_latency", **row, target="ratios <= 1")
+            with _Phone(_follow, gateway.url), _Phone(_listen, url, token):
+                await asyncio.sleep(1)  # both phones connected
+                for agents in agent_levels:
+                    processes = min(agents, load_processes)
+                    ours = gateway_bench.run_in_processes(
+                        _ask_user_load_process,
+                        [
+                            (gateway.url, n, seconds)
+                            for n in gateway_bench.spread(agents, processes)
+                        ],
+                        seconds,
+                        gateway.cpu_seconds,
+                    )
+                    theirs = gateway_bench.run_in_processes(
+                        _openclaw_load_process,
+                        [(url, token, n, seconds) for n in gateway_bench.spread(agents, processes)],
+                        seconds,
+                        lambda: _cpu_seconds(pid),
+                    )
+                    emit(
+                        "versus_everyday_cycles",
+                        repeat=repeat,
+                        agents=agents,
+                        load_processes=processes,
+                        ask_user={
+                            "cycles_per_s": round(ours[0], 1),
+                            "gateway_cpu_ms_per_cycle": round(ours[1] * 1000, 3),
+                        },
+                        openclaw={
+                            "cycles_per_s": round(theirs[0], 1),
+                            "gateway_cpu_ms_per_cycle": round(theirs[1] * 1000, 3),
+                        },
+                        ratio_cycles_per_s=round(ours[0] / theirs[0], 2),
+                        ratio_cpu_per_cycle=round(ours[1] / theirs[1], 2),
+                        target="cycles/s ratio >= 1",
+                    )
+    finally:
+        gateway.stop()
+
+
+def _openclaw_address() -> tuple[str, str]:
+    url, token = os.environ.get("OPENCLAW_URL"), os.environ.get("OPENCLAW_TOKEN")
+    if not url or not token:
+        raise SystemExit("set OPENCLAW_URL and OPENCLAW_TOKEN to a running OpenClaw gateway")
+    return url, token
+
+
 async def versus(levels=(1, 100, 500, 1000), rounds: int = 60, repeats: int = 2) -> None:
     """Both systems at each level, alternating, `repeats` times. CPU per device per event is
     taken against the same system's 1-device rounds of the same repeat (OpenClaw answers an
     approval nobody can see with no-route, so it has no 0-device figure)."""
-    url, token = os.environ.get("OPENCLAW_URL"), os.environ.get("OPENCLAW_TOKEN")
-    if not url or not token:
-        raise SystemExit("set OPENCLAW_URL and OPENCLAW_TOKEN to a running OpenClaw gateway")
+    url, token = _openclaw_address()
     raise_file_limit()
     gateway = GatewayProcess()
     try:
