@@ -22,9 +22,7 @@ def pytest_configure(config) -> None:
 
 
 def pytest_generate_tests(metafunc) -> None:
-    if "gateway" in metafunc.fixturenames and metafunc.definition.get_closest_marker(
-        "both_stores"
-    ):
+    if "gateway" in metafunc.fixturenames and metafunc.definition.get_closest_marker("both_stores"):
         metafunc.parametrize("store_kind", ["sqlite", "postgres"], indirect=True)
 
 

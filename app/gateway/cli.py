@@ -55,12 +55,23 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     return parser
 
 
+def _log_lightly() -> None:
+    """A line per request (request_log.py): leave out what the format never shows — the
+    calling frame, thread, process — as Python's logging HOWTO ("Optimization") says to. That
+    took a fifth of each line's cost (#27)."""
+    logging._srcfile = None  # type: ignore[attr-defined]  # the HOWTO's documented switch
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
+
+
 def run(args: argparse.Namespace) -> int:
     from .server import serve
 
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    _log_lightly()
     data_dir = (args.data_dir or default_data_dir()).expanduser()
     try:
         tokens = load_tokens(data_dir)

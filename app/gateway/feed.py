@@ -244,8 +244,8 @@ class EventFeed:
             for page in (self.page(person, cursor, limit),)
             for poll in group
         ]
-        if woken:  # after what is already due: the agent's result wait, woken first (#16)
-            self._loop.call_soon(self._wake, woken, 0)
+        if woken:  # now: the agent's result wait, if any, was woken first (#16)
+            self._wake(woken, 0)
 
     def _wake(self, woken: list[tuple[Parked, Page]], start: int) -> None:
         """Answer parked polls for a slice of time per turn, letting other requests in between:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -17,7 +18,7 @@ from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
 from .checkpoints import Checkpointer
 from .queries import INSERT_PROMPT, SharedQueries, prompt_row
-from .storage import PRUNE_BATCH, StoredEvent, StoreUnavailable
+from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -84,6 +85,11 @@ WRITE_LOCK_WAIT_MS = 250
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024  # what a checkpoint truncates the WAL file back to
 RECLAIM_PAGES = 2000  # 8 MB of 4 KiB pages a step
 CONVERT_TO_INCREMENTAL_MAX_BYTES = 64 * 1024 * 1024
+# Prompts read or written lately, kept as records: an answer and the agent's result read the
+# prompt its create just wrote, and a read from the file (a query and validating its JSON)
+# cost about a tenth of a whole cycle (#27). One process owns the file, so what it committed
+# is what the file holds.
+RECENT_PROMPTS = 1024
 
 
 @contextmanager
@@ -139,6 +145,8 @@ class PromptStore(SharedQueries):
         self._db.executescript(SCHEMA)
         self._migrate()
         self._db_access = SqliteDatabase(self._db)
+        self._recent: OrderedDict[str, StoredPrompt] = OrderedDict()  # least recent first
+        self._uncommitted: dict[str, StoredPrompt | None] = {}  # None: forget it
         row = self._db.execute("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
         self._pruned_through = int(row[0]) if row else 0
         # Checkpoints happen on a thread of their own, never in a commit on the loop.
@@ -210,11 +218,48 @@ class PromptStore(SharedQueries):
         self._checkpointer.stop()
         self._db.close()
 
-    def transaction(self) -> AbstractContextManager[None]:
-        """All or nothing; a storage failure becomes `StoreUnavailable`."""
-        return immediate(self._db)
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing; a storage failure becomes `StoreUnavailable`. The prompts it wrote
+        are kept as recent once it commits, not before."""
+        self._uncommitted.clear()
+        try:
+            with immediate(self._db):
+                yield
+        except BaseException:
+            self._uncommitted.clear()
+            raise
+        for prompt_id, stored in self._uncommitted.items():
+            self._recent.pop(prompt_id, None)
+            if stored is not None:
+                self._keep(stored)
+        self._uncommitted.clear()
+
+    def _keep(self, stored: StoredPrompt) -> None:
+        self._recent[stored.record.id] = stored
+        if len(self._recent) > RECENT_PROMPTS:
+            self._recent.popitem(last=False)
 
     # ---- prompts ---------------------------------------------------------------------------
+
+    def get(self, prompt_id: str) -> StoredPrompt | None:
+        stored = self._recent.get(prompt_id)
+        if stored is not None:
+            self._recent.move_to_end(prompt_id)
+            return stored
+        stored = super().get(prompt_id)
+        if stored is not None and not self._db.in_transaction:  # only what is committed
+            self._keep(stored)
+        return stored
+
+    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
+        person = super().resolve(record, record_json, resolved_ms)
+        if person is not None:
+            kept = self._recent.get(record.id)
+            self._uncommitted[record.id] = (
+                StoredPrompt(record, kept.owner, person) if kept is not None else None
+            )
+        return person
 
     def insert(
         self,
@@ -229,6 +274,7 @@ class PromptStore(SharedQueries):
         self._db.execute(
             INSERT_PROMPT, prompt_row(record, record_json, owner, person, expires_ms, link_hash)
         )
+        self._uncommitted[record.id] = StoredPrompt(record, owner, person)
 
     # ---- events ----------------------------------------------------------------------------
 
@@ -296,6 +342,7 @@ class PromptStore(SharedQueries):
                 (events_before_ms, batch),
             ).rowcount
         self._pruned_through = pruned_through
+        self._recent.clear()  # some of them may be gone
         return gone + gone_keys
 
     async def follow(

@@ -97,3 +97,82 @@ def test_the_write_ahead_log_is_checkpointed_off_the_loop(tmp_path):
     finally:
         store.close()
     assert not store._checkpointer._thread.is_alive()  # closing the store ends it
+
+
+def _pending(prompt_id: str, at_ms: int = 1_000) -> PromptRecord:
+    return PromptRecord(
+        id=prompt_id,
+        session_key=prompt_id,
+        questions=validate_prompt(prompt_body("recent")).questions,
+        status="pending",
+        created_at=to_datetime(at_ms),
+        expires_at=to_datetime(at_ms + 60_000),
+    )
+
+
+def _insert(store: PromptStore, record: PromptRecord) -> None:
+    store.insert(
+        record,
+        record.model_dump_json(by_alias=True),
+        owner="owner",
+        person=DEFAULT_PERSON_ID,
+        expires_ms=61_000,
+    )
+
+
+def _answered(record: PromptRecord) -> PromptRecord:
+    return record.model_copy(
+        update={
+            "status": "answered",
+            "resolved_at": to_datetime(2_000),
+            "answers": {"deploy_target": ["Production"]},
+        }
+    )
+
+
+def test_prompts_kept_in_memory_are_exactly_what_was_committed(tmp_path):
+    """The store keeps recent prompts as records, so an answer and the agent's result do not
+    read back what the create just wrote (#27); what it keeps is only ever what committed."""
+    store = PromptStore(tmp_path / "gateway.sqlite3")
+    statements: list[str] = []
+    store.connection.set_trace_callback(statements.append)
+    try:
+        record = _pending("pr_kept")
+        with store.transaction():
+            _insert(store, record)
+        statements.clear()
+        found = store.get("pr_kept")
+        assert found is not None and found.record == record and found.owner == "owner"
+        assert statements == []  # from memory: no query
+
+        class Failed(Exception):
+            pass
+
+        try:  # a resolution that does not commit leaves it pending, in memory and on disk
+            with store.transaction():
+                assert store.resolve(_answered(record), "{}", 2_000) == DEFAULT_PERSON_ID
+                raise Failed
+        except Failed:
+            pass
+        assert store.get("pr_kept").record.status == "pending"
+        answered = _answered(record)
+        with store.transaction():
+            store.resolve(answered, answered.model_dump_json(by_alias=True), 2_000)
+        assert store.get("pr_kept").record == answered
+
+        try:  # a prompt whose insert rolled back is not there at all
+            with store.transaction():
+                _insert(store, _pending("pr_rolled_back"))
+                raise Failed
+        except Failed:
+            pass
+        assert store.get("pr_rolled_back") is None
+
+        # Pruned, it is gone from memory too.
+        store.prune_batch(prompts_before_ms=3_000, events_before_ms=0)
+        assert store.get("pr_kept") is None
+    finally:
+        store.close()
+    reopened = PromptStore(tmp_path / "gateway.sqlite3")  # and the file agrees
+    assert reopened.get("pr_kept") is None and reopened.get("pr_rolled_back") is None
+    reopened.close()
