@@ -119,6 +119,15 @@ MIGRATIONS: tuple[str, ...] = (
         created_ms BIGINT NOT NULL
     );
     """,
+    # A prompt only in the indexes its queries need (#27, as the SQLite store's): a run's
+    # index only with a run, retention's only once resolved.
+    """
+    DROP INDEX prompts_run;
+    CREATE INDEX prompts_run ON prompts(owner, run_id)
+        WHERE status = 'pending' AND run_id IS NOT NULL;
+    DROP INDEX prompts_resolved;
+    CREATE INDEX prompts_resolved ON prompts(resolved_ms) WHERE status <> 'pending';
+    """,
 )
 
 

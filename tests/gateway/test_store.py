@@ -212,3 +212,38 @@ def test_an_older_file_gets_the_narrower_indexes_and_keeps_its_prompts(tmp_path)
         assert "prompts_resolved" in str(plan)  # retention still finds them by index
     finally:
         reopened.close()
+
+
+def test_a_postgresql_database_of_the_first_schema_gets_the_narrower_indexes(database_url):
+    """The same narrowing for PostgreSQL (#27), as a migration: a database made by a gateway
+    of schema version 1 is taken to the newest version, its prompts kept."""
+    import psycopg
+
+    from app.gateway.postgres import MIGRATIONS, PostgresStore
+
+    with psycopg.connect(database_url, autocommit=True) as first:
+        first.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        first.execute(MIGRATIONS[0])
+        first.execute("INSERT INTO meta (key, value) VALUES ('schema_version', '1')")
+        first.execute(
+            "INSERT INTO prompts (id, owner, person, session_key, status, expires_ms, record) "
+            "VALUES ('pr_old', 'owner', %s, 's', 'pending', 61000, %s)",
+            (DEFAULT_PERSON_ID, _pending("pr_old").model_dump_json(by_alias=True)),
+        )
+    store = PostgresStore(database_url)
+    try:
+        indexes = dict(
+            store.db.run(
+                "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'prompts'"
+            ).fetchall()
+        )
+        assert indexes["prompts_run"].endswith(
+            "WHERE ((status = 'pending'::text) AND (run_id IS NOT NULL))"
+        )
+        assert indexes["prompts_resolved"].endswith("WHERE (status <> 'pending'::text)")
+        version = store.db.run("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        assert version == (str(len(MIGRATIONS)),)
+        assert store.get("pr_old") is not None
+        assert store.pending_of_person(DEFAULT_PERSON_ID) == ["pr_old"]
+    finally:
+        store.close()
