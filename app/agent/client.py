@@ -41,6 +41,9 @@ from . import asking
 
 log = logging.getLogger("ask_user.agent")
 
+CANCEL_SECONDS = 5.0  # how long a stopped run keeps trying to cancel its prompt
+CANCEL_RETRY_SECONDS = 0.2
+
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
 CREATE_RETRY_SECONDS = 15
 
@@ -223,10 +226,25 @@ class HttpAsker:
         return None if result.get("status") == "pending" else result
 
     async def cancel(self, prompt_id: str) -> None:
-        with contextlib.suppress(httpx.HTTPError):
-            await self.http.post(
-                f"/v1/prompts/{prompt_id}/cancel", json={"reason": asking.RUN_ABORT}, timeout=5
-            )
+        """Tell the gateway the run stopped, trying again when the connection failed (a
+        keep-alive connection it had just closed, say) for at most CANCEL_SECONDS: a cancel
+        that never arrives leaves the question on the phone with nobody waiting. A prompt
+        already resolved answers 409, which is as good."""
+        give_up_at = time.monotonic() + CANCEL_SECONDS
+        while True:
+            left = give_up_at - time.monotonic()
+            try:
+                await self.http.post(
+                    f"/v1/prompts/{prompt_id}/cancel",
+                    json={"reason": asking.RUN_ABORT},
+                    timeout=max(left, 0.1),
+                )
+                return
+            except httpx.HTTPError as exc:
+                if time.monotonic() + CANCEL_RETRY_SECONDS >= give_up_at:
+                    log.warning("could not cancel prompt %s at the gateway: %r", prompt_id, exc)
+                    return
+            await asyncio.sleep(CANCEL_RETRY_SECONDS)
 
 
 def ask_user(

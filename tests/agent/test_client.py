@@ -255,3 +255,37 @@ def test_the_agents_http_client_looks_for_no_module_on_each_request(gateway):
         assert attempts.names == []
 
     asyncio.run(requests())
+
+
+class _DropsTheFirstConnection(CuttableProxy):
+    """Closes its first connection without a response (as a gateway closing a keep-alive
+    connection just as a request goes out would), then passes the rest through."""
+
+    async def _handle(self, reader, writer):
+        if self.connections == 0:
+            self.connections += 1
+            writer.close()
+            return
+        await super()._handle(reader, writer)
+
+
+def test_a_stopped_runs_cancel_tries_again_when_the_connection_fails(gateway):
+    """A cancel that never arrives leaves the question on the phone with nobody waiting: one
+    whose connection fails is sent again (the gateway answers a second cancel 409)."""
+    with client(gateway.url, AGENT_TOKEN) as agent:
+        prompt = agent.post("/v1/prompts", json={**_BODY, "sessionKey": "cancel-retry"}).json()
+
+    async def cancel() -> int:
+        proxy = await _DropsTheFirstConnection("127.0.0.1", gateway.server.port).start()
+        try:
+            async with HttpAsker(settings(proxy.url, AGENT_TOKEN)) as asker:
+                await asker.cancel(prompt["id"])
+        finally:
+            await proxy.stop()
+        return proxy.connections
+
+    assert asyncio.run(cancel()) == 2  # the dropped one, then the one that went through
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        record = device.get(f"/v1/prompts/{prompt['id']}").json()
+    assert record["status"] == "cancelled"
+    assert record["resolvedBy"]["reason"] == "run-abort"
