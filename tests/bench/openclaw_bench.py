@@ -269,17 +269,15 @@ async def openclaw_rounds(url: str, token: str, devices: int, rounds: int) -> di
 # OpenClaw's own ask-user question, the same shape as ours (1-3 questions of 2-4 options,
 # answers as {"answers": {id: [values]}}): question.request, question.resolve and
 # question.waitAnswer; subscribed clients hear question.requested and question.resolved.
+# Both systems are asked our benchmark prompt (OpenClaw names a question's id `questionId`).
 QUESTION = {
     "questions": [
-        {
-            "questionId": "q",
-            "header": "Bench",
-            "question": "Which one?",
-            "options": [{"label": "A"}, {"label": "B"}],
-        }
+        {("questionId" if key == "id" else key): value for key, value in question.items()}
+        for question in PROMPT["questions"]
     ],
     "timeoutMs": 60_000,
 }
+_ANSWER = {"answers": {"q": ["B"]}}  # both systems' answer body
 
 
 async def _openclaw_cycles(url: str, token: str, seconds: float) -> int:
@@ -301,14 +299,6 @@ async def _openclaw_cycles(url: str, token: str, seconds: float) -> int:
     return done
 
 
-_ANSWER = {"answers": {"q": ["B"]}}
-
-
-async def _timed(call: Any) -> tuple[Any, float]:
-    """What `call` returns and the moment it did (not when the caller got round to it)."""
-    return await call, time.perf_counter()
-
-
 async def _openclaw_delivery(
     url: str, token: str, iterations: int
 ) -> tuple[list[float], list[float], list[float]]:
@@ -320,19 +310,19 @@ async def _openclaw_delivery(
     bare = await _Socket.open(url, token, device=False)
     health, to_device, to_agent = [], [], []
     for _ in range(iterations):
-        started = time.perf_counter()
+        started = time.monotonic()
         await bare.ping()
-        health.append(time.perf_counter() - started)
-        heard = asyncio.create_task(_timed(device.event("question.requested")))
-        started = time.perf_counter()
+        health.append(time.monotonic() - started)
+        heard = asyncio.create_task(fanout_bench._arrival(device.event("question.requested")))
+        started = time.monotonic()
         created = await agent.call("question.request", QUESTION)
         _, received = await heard
         to_device.append(received - started)
         waiting = asyncio.create_task(
-            _timed(agent.call("question.waitAnswer", {"id": created["id"]}))
+            fanout_bench._arrival(agent.call("question.waitAnswer", {"id": created["id"]}))
         )
         await asyncio.sleep(0.002)  # the agent's wait is in
-        started = time.perf_counter()
+        started = time.monotonic()
         await device.call("question.resolve", {"id": created["id"], "answers": _ANSWER})
         result, received = await waiting
         assert result["status"] == "answered", result
@@ -392,22 +382,24 @@ async def _ask_user_delivery(
     health, to_device, to_agent = [], [], []
     cursor = (await device.request("GET", "/v1/prompts"))[1]["cursor"]
     for i in range(iterations):
-        started = time.perf_counter()
+        started = time.monotonic()
         await bare.request("GET", "/v1/health")
-        health.append(time.perf_counter() - started)
+        health.append(time.monotonic() - started)
         heard = asyncio.create_task(
-            _timed(device.request("GET", f"/v1/events?after={cursor}&wait=30"))
+            fanout_bench._arrival(device.request("GET", f"/v1/events?after={cursor}&wait=30"))
         )
         await asyncio.sleep(0.002)  # the phone's poll is parked
-        started = time.perf_counter()
+        started = time.monotonic()
         _, created = await agent.request("POST", "/v1/prompts", {**PROMPT, "sessionKey": f"d{i}"})
         (_, page), received = await heard
         to_device.append(received - started)
         waiting = asyncio.create_task(
-            _timed(agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30"))
+            fanout_bench._arrival(
+                agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30")
+            )
         )
         await asyncio.sleep(0.002)  # the agent's wait is in
-        started = time.perf_counter()
+        started = time.monotonic()
         await answerer.request("POST", f"/v1/prompts/{created['id']}/answer", _ANSWER)
         (_, result), received = await waiting
         assert result["status"] == "answered", result
