@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -88,6 +89,7 @@ _PARTIAL_INDEXES = {
 WRITE_LOCK_WAIT_MS = 250
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024  # what a checkpoint truncates the WAL file back to
 RECLAIM_PAGES = 2000  # 8 MB of 4 KiB pages a step
+TRUNCATE_TRIES, TRUNCATE_RETRY_SECONDS = 20, 0.005  # at most 0.1 s, once per retention pass
 CONVERT_TO_INCREMENTAL_MAX_BYTES = 64 * 1024 * 1024
 # Prompts read or written lately, kept as records: an answer and the agent's result read the
 # prompt its create just wrote, and a read from the file (a query and validating its JSON)
@@ -374,5 +376,10 @@ class PromptStore(SharedQueries):
             self._db.execute(f"PRAGMA incremental_vacuum({int(pages)})").fetchall()
             if self._db.execute("PRAGMA freelist_count").fetchone()[0]:
                 return True
-        self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        # The checkpoint thread's passive checkpoint may be running: SQLite then answers busy
+        # at once (no busy timeout for that), and the log was left at full size.
+        for _ in range(TRUNCATE_TRIES):
+            if self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
+                break
+            time.sleep(TRUNCATE_RETRY_SECONDS)
         return False
