@@ -26,12 +26,11 @@ import psycopg
 
 from app.protocol import PromptRecord, ProtocolError
 
-from .queries import INSERT_PROMPT, SharedQueries, prompt_row
+from .queries import SharedQueries
 from .storage import (
     PRUNE_BATCH,
     StoredEvent,
     StoreUnavailable,
-    pending_exists,
 )
 
 log = logging.getLogger("ask_user.gateway")
@@ -227,25 +226,6 @@ class PostgresStore(SharedQueries):
         return self._db.transaction()
 
     # ---- prompts ---------------------------------------------------------------------------
-
-    def insert(
-        self,
-        record: PromptRecord,
-        record_json: str,
-        *,
-        owner: str,
-        person: str,
-        expires_ms: int,
-        link_hash: str | None = None,
-    ) -> None:
-        inserted = self._db.execute(
-            INSERT_PROMPT + " ON CONFLICT (person, session_key, agent_id) "
-            "WHERE status = 'pending' DO NOTHING RETURNING n",
-            prompt_row(record, record_json, owner, person, expires_ms, link_hash),
-        ).fetchone()
-        if inserted is None:  # another gateway process created this session's prompt just now
-            existing = self.pending_in_session(person, record.session_key, record.agent_id)
-            raise pending_exists(existing)
 
     def _value(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         """The first column of the one row a statement gives."""

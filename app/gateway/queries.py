@@ -1,7 +1,7 @@
 """The statements both stores run alike, in the SQL SQLite and PostgreSQL share (`?`
 placeholders): each query of prompts, events and idempotency keys written once. Each store adds
-what differs — its schema and migrations, how an event gets its number, how a prompt goes in
-(PostgreSQL's insert also settles a race between processes), and how old rows are pruned."""
+what differs — its schema and migrations, how an event gets its number, and how old rows are
+pruned."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import json
 
 from app.protocol import PromptRecord
 
-from .storage import Database, StoredEvent, StoredPrompt
+from .storage import Database, StoredEvent, StoredPrompt, pending_exists
 
-# The dialects differ in what follows it (PostgreSQL's settles a race between processes).
+# One pending prompt per session (per person) is the unique index's rule, in both stores: a
+# create meets the prompt in its way here, without a read before every insert (#27), and a race
+# between gateway processes ends the same way.
 INSERT_PROMPT = (
     "INSERT INTO prompts (id, owner, person, session_key, agent_id, run_id, status, "
-    "expires_ms, record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "expires_ms, record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (person, session_key, agent_id) WHERE status = 'pending' DO NOTHING"
 )
 
 
@@ -49,6 +52,24 @@ class SharedQueries:
         raise NotImplementedError
 
     # ---- prompts ---------------------------------------------------------------------------
+
+    def insert(
+        self,
+        record: PromptRecord,
+        record_json: str,
+        *,
+        owner: str,
+        person: str,
+        expires_ms: int,
+        link_hash: str | None = None,
+    ) -> None:
+        inserted = self.db.execute(
+            INSERT_PROMPT, prompt_row(record, record_json, owner, person, expires_ms, link_hash)
+        ).rowcount
+        if not inserted:  # the session's pending prompt is there (or another process's, just now)
+            raise pending_exists(
+                self.pending_in_session(person, record.session_key, record.agent_id)
+            )
 
     def prompt_of_link(self, link_hash: str) -> str | None:
         row = self.db.execute("SELECT id FROM prompts WHERE link_hash = ?", (link_hash,)).fetchone()

@@ -33,7 +33,7 @@ from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
 from .feed import EventFeed, Page
 from .ids import new_prompt_id
-from .storage import CREATED, RESOLVED, Store, StoredEvent, pending_exists
+from .storage import CREATED, RESOLVED, Store, StoredEvent
 from .waiters import ResultWait, Waiters
 
 LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOCOL.md v1.2)
@@ -133,11 +133,19 @@ class Gateway:
         seen = self._replayed(key, "requestId")
         if seen is not None and (stored := self.store.get(seen["promptId"])) is not None:
             return self._settled(stored.record), False
-        existing = self.store.pending_in_session(person, request.session_key, request.agent_id)
-        if existing is not None:
-            record = self._settled(self._stored(existing))
-            if record.is_pending:
-                raise pending_exists(existing)
+        try:
+            return self._insert(owner, person, request, key), True
+        except ProtocolError as exc:
+            in_the_way = exc.extra.get("promptId") if exc.code == ErrorCode.PENDING_EXISTS else None
+            if in_the_way is None or self._settled(self._stored(in_the_way)).is_pending:
+                raise
+        return self._insert(owner, person, request, key), True  # that one was overdue: expired
+
+    def _insert(
+        self, owner: str, person: str, request: CreatePromptRequest, key: IdempotencyKey | None
+    ) -> PromptRecord:
+        """The new pending prompt, committed and announced; `pending_exists` (nothing written)
+        while the session has one."""
         now = self.clock.now_ms()
         expires = now + request.timeout_seconds * 1000
         record = PromptRecord(
@@ -169,7 +177,7 @@ class Gateway:
         self._publish(event)
         if self.on_created is not None:
             self.on_created(record, person, link)  # must not block: the announcer only queues it
-        return record, True
+        return record
 
     def owned(self, owner: str, prompt_id: str) -> PromptRecord:
         found = self.store.get(prompt_id)

@@ -18,7 +18,7 @@ from app.privatefiles import private_file
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
 from .checkpoints import Checkpointer
-from .queries import INSERT_PROMPT, SharedQueries, prompt_row
+from .queries import SharedQueries
 from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
 
 SCHEMA = """
@@ -290,8 +290,13 @@ class PromptStore(SharedQueries):
         expires_ms: int,
         link_hash: str | None = None,
     ) -> None:
-        self._db.execute(
-            INSERT_PROMPT, prompt_row(record, record_json, owner, person, expires_ms, link_hash)
+        super().insert(
+            record,
+            record_json,
+            owner=owner,
+            person=person,
+            expires_ms=expires_ms,
+            link_hash=link_hash,
         )
         self._uncommitted[record.id] = StoredPrompt(record, owner, person)
 

@@ -65,6 +65,29 @@ def test_one_pending_prompt_per_session(gateway):
     assert gateway.agent.post("/v1/prompts", json=prompt_body(session="s2")).status_code == 201
 
 
+def test_a_session_prompt_past_its_deadline_gives_way_to_the_next_create(gateway):
+    """The one pending prompt per session is met at the insert (#27): when the one in the way
+    is overdue (its timer not run yet), it expires there and then, and the new one is made."""
+    cursor = gateway.device.get("/v1/prompts").json()["cursor"]
+    first = gateway.create(timeoutSeconds=60)
+    gateway.clock._now += 61_000  # time passes without telling the timer
+    response = gateway.agent.post("/v1/prompts", json=prompt_body(requestId="after"))
+    assert response.status_code == 201, response.text
+    second = response.json()
+    assert second["id"] != first["id"] and second["status"] == "pending"
+    events = gateway.device.get("/v1/events", params={"after": cursor, "wait": 0}).json()
+    assert [(e["type"], e["prompt"]["id"], e["prompt"]["status"]) for e in events["events"]] == [
+        ("prompt.created", first["id"], "pending"),
+        ("prompt.resolved", first["id"], "expired"),
+        ("prompt.created", second["id"], "pending"),
+    ]
+    # and a create while that one is pending is refused, naming it, with nothing written
+    again = gateway.agent.post("/v1/prompts", json=prompt_body(requestId="again"))
+    assert again.status_code == 409 and again.json()["error"]["promptId"] == second["id"]
+    pending = gateway.device.get("/v1/prompts").json()["prompts"]
+    assert [p["id"] for p in pending] == [second["id"]]
+
+
 def test_non_main_session_is_forbidden(gateway):
     response = gateway.agent.post("/v1/prompts", json=prompt_body(sessionKind="subagent"))
     assert response.status_code == 403
