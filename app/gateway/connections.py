@@ -33,7 +33,7 @@ from app.protocol import ErrorCode, ProtocolError
 
 from .feed import Later, Outcome, Page
 from .request_log import log_request
-from .responses import PIPELINE_WATCH, PipelineWatch, error_response, outcome_response
+from .responses import JSON, PIPELINE_WATCH, PipelineWatch, error_response
 from .routing import WithBody
 
 log = logging.getLogger("ask_user.gateway")
@@ -43,6 +43,7 @@ HEADER_TIMEOUT_SECONDS = 10.0
 BODY_TIMEOUT_SECONDS = 30.0  # a declared body (at most 64 KiB) must be in by then
 SWEEP_SECONDS = 1.0
 _STARTED = "ask_user.started"  # in a scope, when requests are logged
+JSON_BYTES = JSON.encode()
 _RESERVED_DESCRIPTORS = 64  # for the store, logs and the listener, beyond connections
 
 
@@ -312,7 +313,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             return
         if isinstance(answer, Page):  # shared by every poll parked at its cursor: framed once
             if answer.memo is None:
-                answer.memo = _wire(outcome_response(answer), self.server_state.default_headers)
+                answer.memo = page_wire(answer.body, self.server_state.default_headers)
             wire, status = answer.memo, 200
         else:
             wire, status = _wire(answer, self.server_state.default_headers), answer.status_code
@@ -398,11 +399,27 @@ class _Ready(Later):
 
 def _wire(response: Response, default_headers: Iterable[tuple[bytes, bytes]]) -> bytes:
     """The response as HTTP/1.1 bytes: its status line, the server's headers, its own, body."""
-    head = [STATUS_LINE[response.status_code]]
-    for name, value in (*default_headers, *response.raw_headers):
+    return _frame(response.status_code, response.raw_headers, response.body, default_headers)
+
+
+def page_wire(body: bytes, default_headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """A page's whole response: the bytes `_wire` makes of `outcome_response(Page(body))`,
+    without making a Starlette response first (on every delivery's path, #27)."""
+    own = ((b"content-length", b"%d" % len(body)), (b"content-type", JSON_BYTES))
+    return _frame(200, own, body, default_headers)
+
+
+def _frame(
+    status: int,
+    headers: Iterable[tuple[bytes, bytes]],
+    body: bytes,
+    default_headers: Iterable[tuple[bytes, bytes]],
+) -> bytes:
+    head = [STATUS_LINE[status]]
+    for name, value in (*default_headers, *headers):
         head += [name, b": ", value, b"\r\n"]
     head.append(b"\r\n")
-    return b"".join(head) + response.body
+    return b"".join(head) + body
 
 
 class _HeaderDeadlines:

@@ -289,3 +289,14 @@ def test_changes_pipelined_in_one_packet_are_answered_in_order(gateway):
     assert json.loads(lost[2])["error"]["code"] == "already_resolved"
     raw.close()
     device.close()
+
+
+def test_a_page_is_framed_as_starlette_would_frame_it():
+    """Pages skip Starlette's Response on the delivery path (#27): their bytes are the same."""
+    from app.gateway.connections import _wire, page_wire
+    from app.gateway.feed import Page
+    from app.gateway.responses import outcome_response
+
+    server = [(b"date", b"Fri, 04 Dec 2026 20:00:00 GMT"), (b"server", b"uvicorn")]
+    for body in (b'{"events":[],"cursor":"7","serverTime":"x"}', "{\"é\":1}".encode()):
+        assert page_wire(body, server) == _wire(outcome_response(Page(body)), server)
