@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qs
 
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from app import __version__
 from app.protocol import (
@@ -66,6 +66,7 @@ from .openapi import openapi_document
 from .people import People, PersonRow
 from .remote_mcp import CALLER_KEY, RemoteMcp
 from .request_log import RequestLog
+from .responses import record_response
 from .routing import Call, Endpoint, Router, header, query_params
 from .service import Gateway
 from .storage import PRUNE_BATCH, open_store
@@ -92,7 +93,7 @@ def create_prompt(call: Call) -> Response:
     """201 with the new record, or 200 with the one an earlier try of this requestId made."""
     ensure_main_session(call.body)
     record, created = call.gateway.create(call.owner, call.person, call.body)
-    return JSONResponse(record.to_wire(), status_code=201 if created else 200)
+    return record_response(record, 201 if created else 200)
 
 
 def prompt_result(call: Call) -> Page | Later:

@@ -412,7 +412,7 @@ def page_wire(body: bytes, default_headers: Iterable[tuple[bytes, bytes]]) -> by
 def _frame(
     status: int,
     headers: Iterable[tuple[bytes, bytes]],
-    body: bytes,
+    body: bytes | memoryview,
     default_headers: Iterable[tuple[bytes, bytes]],
 ) -> bytes:
     head = [STATUS_LINE[status]]

@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from app.protocol import ProtocolError
+from app.protocol import PromptRecord, ProtocolError
 
 from .feed import Later, Outcome, Page
 
@@ -21,6 +21,12 @@ JSON = "application/json"
 def error_response(exc: ProtocolError) -> JSONResponse:
     headers = {"Allow": ", ".join(exc.extra["allow"])} if "allow" in exc.extra else None
     return JSONResponse(exc.to_body(), status_code=exc.http_status, headers=headers)
+
+
+def record_response(record: PromptRecord, status: int) -> Response:
+    """A prompt's record as its body: pydantic's own JSON of it, the bytes `to_wire()` through
+    JSONResponse would make, without the dict between (#27)."""
+    return Response(record.model_dump_json(by_alias=True).encode(), status, media_type=JSON)
 
 
 def outcome_response(outcome: Outcome) -> Response:

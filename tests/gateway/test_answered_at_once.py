@@ -300,3 +300,31 @@ def test_a_page_is_framed_as_starlette_would_frame_it():
     server = [(b"date", b"Fri, 04 Dec 2026 20:00:00 GMT"), (b"server", b"uvicorn")]
     for body in (b'{"events":[],"cursor":"7","serverTime":"x"}', '{"é":1}'.encode()):
         assert page_wire(body, server) == _wire(outcome_response(Page(body)), server)
+
+
+def test_a_record_is_sent_as_the_dict_between_would_have_sent_it():
+    """A create's record goes out as pydantic's JSON of it (#27): the same bytes and headers
+    as `JSONResponse(record.to_wire())`, non-ASCII text and line separators included."""
+    from starlette.responses import JSONResponse
+
+    from app.gateway.clock import to_datetime
+    from app.gateway.responses import record_response
+    from app.protocol import PromptRecord, validate_prompt
+
+    record = PromptRecord(
+        id="pr_1",
+        session_key="sé",
+        agent_id="ü",
+        questions=validate_prompt(prompt_body("x")).questions,
+        status="answered",
+        created_at=to_datetime(1_000),
+        expires_at=to_datetime(61_000),
+        resolved_at=to_datetime(1_500),
+        answers={"deploy_target": ['say "hi"\u2028\U0001f600']},
+    )
+    ours, theirs = record_response(record, 201), JSONResponse(record.to_wire(), status_code=201)
+    assert (ours.body, ours.raw_headers, ours.status_code) == (
+        theirs.body,
+        theirs.raw_headers,
+        theirs.status_code,
+    )

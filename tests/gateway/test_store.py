@@ -70,6 +70,35 @@ def test_pruning_goes_in_batches_and_the_file_shrinks(tmp_path):
     reopened.close()
 
 
+def test_events_go_oldest_first_up_to_the_first_one_still_kept(tmp_path):
+    """Retention reads the log in order, without an index of event times (#27): it takes the
+    old events before the first young one, and an old one behind a young one (the clock
+    stepped back) waits for a later pass rather than leaving a gap in the log."""
+    path = tmp_path / "gateway.sqlite3"
+    store = PromptStore(path)
+    record = _pending("pr_logged")
+    with store.transaction():
+        for at_ms in (1_000, 1_500, 9_000, 1_200, 9_500):  # seqs 1..5
+            store.append_event(
+                "prompt.created",
+                record,
+                record.model_dump_json(by_alias=True),
+                person=DEFAULT_PERSON_ID,
+                now_ms=at_ms,
+            )
+    assert store.prune_batch(prompts_before_ms=0, events_before_ms=2_000) == 2
+    seqs = [r[0] for r in store.connection.execute("SELECT seq FROM events ORDER BY seq")]
+    assert seqs == [3, 4, 5] and store.pruned_through == 2
+    assert store.prune_batch(prompts_before_ms=0, events_before_ms=9_600) == 3
+    assert store.pruned_through == 5
+    store.connection.execute("CREATE INDEX events_created ON events(created_ms)")  # as before
+    store.close()
+    reopened = PromptStore(path)
+    names = {r[0] for r in reopened.connection.execute("SELECT name FROM sqlite_master")}
+    assert "events_created" not in names  # an older file loses the index on opening
+    reopened.close()
+
+
 def test_an_older_small_file_is_converted_to_give_space_back(tmp_path):
     path = tmp_path / "gateway.sqlite3"
     old = sqlite3.connect(path)
