@@ -49,7 +49,6 @@ CREATE TABLE IF NOT EXISTS idempotency (
     created_ms INTEGER NOT NULL,
     request_hash TEXT NOT NULL DEFAULT ''
 );
-CREATE INDEX IF NOT EXISTS idempotency_created ON idempotency(created_ms);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS devices (
     id TEXT PRIMARY KEY,
@@ -214,9 +213,10 @@ class PromptStore(SharedQueries):
         session index (person first); a run's prompts only when it has a run; retention looks
         only at resolved prompts."""
         self._db.execute("DROP INDEX IF EXISTS prompts_person_pending")
-        # Retention reads the log's oldest events in order (they are in time order), so no
-        # event is in an index of its time: one page less for each create and answer.
+        # Retention reads the oldest events and keys in the order they were written (time
+        # order), so none is in an index of its time: a page less for a create and an answer.
         self._db.execute("DROP INDEX IF EXISTS events_created")
+        self._db.execute("DROP INDEX IF EXISTS idempotency_created")
         for name, definition in _PARTIAL_INDEXES.items():
             sql = f"CREATE INDEX {name} ON prompts{definition}"
             found = self._db.execute(
@@ -348,13 +348,7 @@ class PromptStore(SharedQueries):
                 "AND resolved_ms < ? LIMIT ?)",
                 (prompts_before_ms, batch),
             ).rowcount
-            last = None  # the oldest events, in log order, up to the first one still kept
-            for seq, created_ms in self._db.execute(
-                "SELECT seq, created_ms FROM events ORDER BY seq LIMIT ?", (batch,)
-            ):
-                if created_ms >= events_before_ms:
-                    break
-                last = seq
+            last = self._oldest_through("events", "seq", events_before_ms, batch)
             pruned_through = self._pruned_through
             if last is not None:
                 gone_events = self._db.execute("DELETE FROM events WHERE seq <= ?", (last,))
@@ -364,14 +358,29 @@ class PromptStore(SharedQueries):
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('pruned_through', ?)",
                     (str(pruned_through),),
                 )
-            gone_keys = self._db.execute(
-                "DELETE FROM idempotency WHERE rowid IN (SELECT rowid FROM idempotency "
-                "WHERE created_ms < ? LIMIT ?)",
-                (events_before_ms, batch),
-            ).rowcount
+            last_key = self._oldest_through("idempotency", "rowid", events_before_ms, batch)
+            gone_keys = 0
+            if last_key is not None:
+                gone_keys = self._db.execute(
+                    "DELETE FROM idempotency WHERE rowid <= ?", (last_key,)
+                ).rowcount
         self._pruned_through = pruned_through
         self._recent.clear()  # some of them may be gone
         return gone + gone_keys
+
+    def _oldest_through(self, table: str, order: str, before_ms: int, batch: int) -> int | None:
+        """The last of a table's oldest rows (at most `batch`, in the order they were written,
+        which is time order) made before `before_ms`, stopping at the first one still kept:
+        no index of times to write on every change (#27), and a row behind a younger one (the
+        clock stepped back) waits for a later pass."""
+        last = None
+        for key, created_ms in self._db.execute(
+            f"SELECT {order}, created_ms FROM {table} ORDER BY {order} LIMIT ?", (batch,)
+        ):
+            if created_ms >= before_ms:
+                break
+            last = key
+        return last
 
     async def follow(
         self, on_events: Callable[[int], None], on_registry: Callable[[], None]

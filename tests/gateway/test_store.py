@@ -70,15 +70,16 @@ def test_pruning_goes_in_batches_and_the_file_shrinks(tmp_path):
     reopened.close()
 
 
-def test_events_go_oldest_first_up_to_the_first_one_still_kept(tmp_path):
-    """Retention reads the log in order, without an index of event times (#27): it takes the
-    old events before the first young one, and an old one behind a young one (the clock
-    stepped back) waits for a later pass rather than leaving a gap in the log."""
+def test_events_and_keys_go_oldest_first_up_to_the_first_one_still_kept(tmp_path):
+    """Retention reads the log and the keys in the order they were written, without an index
+    of their times (#27): it takes the old ones before the first young one, and an old one
+    behind a young one (the clock stepped back) waits for a later pass rather than leaving a
+    gap in the log."""
     path = tmp_path / "gateway.sqlite3"
     store = PromptStore(path)
     record = _pending("pr_logged")
     with store.transaction():
-        for at_ms in (1_000, 1_500, 9_000, 1_200, 9_500):  # seqs 1..5
+        for n, at_ms in enumerate((1_000, 1_500, 9_000, 1_200, 9_500)):  # seqs 1..5
             store.append_event(
                 "prompt.created",
                 record,
@@ -86,16 +87,25 @@ def test_events_go_oldest_first_up_to_the_first_one_still_kept(tmp_path):
                 person=DEFAULT_PERSON_ID,
                 now_ms=at_ms,
             )
-    assert store.prune_batch(prompts_before_ms=0, events_before_ms=2_000) == 2
+            store.remember(f"key-{n}", {"n": n}, "", at_ms)
+        store.remember("key-0", {"n": 0}, "", 9_700)  # written again: young now, and last
+
+    assert store.prune_batch(prompts_before_ms=0, events_before_ms=2_000) == 2 + 1
     seqs = [r[0] for r in store.connection.execute("SELECT seq FROM events ORDER BY seq")]
     assert seqs == [3, 4, 5] and store.pruned_through == 2
-    assert store.prune_batch(prompts_before_ms=0, events_before_ms=9_600) == 3
+    assert store.remembered("key-1") is None and store.remembered("key-0") is not None
+    assert store.remembered("key-3") is not None  # old, but behind key-2
+
+    assert store.prune_batch(prompts_before_ms=0, events_before_ms=9_600) == 3 + 3
     assert store.pruned_through == 5
-    store.connection.execute("CREATE INDEX events_created ON events(created_ms)")  # as before
+    assert [store.remembered(f"key-{n}") is not None for n in range(5)] == [True] + [False] * 4
+    for name, table in (("events_created", "events"), ("idempotency_created", "idempotency")):
+        store.connection.execute(f"CREATE INDEX {name} ON {table}(created_ms)")  # as before
     store.close()
     reopened = PromptStore(path)
     names = {r[0] for r in reopened.connection.execute("SELECT name FROM sqlite_master")}
-    assert "events_created" not in names  # an older file loses the index on opening
+    assert not {"events_created", "idempotency_created"} & names  # dropped on opening
+    assert reopened.remembered("key-0") is not None
     reopened.close()
 
 
