@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import struct
 import time
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -299,37 +300,38 @@ async def _openclaw_cycles(url: str, token: str, seconds: float) -> int:
     return done
 
 
-async def _openclaw_delivery(
-    url: str, token: str, iterations: int
-) -> tuple[list[float], list[float], list[float]]:
-    """As gateway_bench._delivery, against OpenClaw's questions: created → the subscribed
-    device hears it; the device answers → the agent's waiting waitAnswer returns; and in the
-    same iterations the floor, a WebSocket ping answered by a pong on a third connection."""
+Deliveries = AsyncGenerator[tuple[float, float, float], None]  # floor, to device, to agent
+
+
+async def _openclaw_delivery(url: str, token: str) -> Deliveries:
+    """As gateway_bench._delivery, against OpenClaw's questions, one iteration per step: the
+    floor, a WebSocket ping answered by a pong on a third connection; created → the subscribed
+    device hears it; the device answers → the agent's waiting waitAnswer returns."""
     agent = await _Socket.open(url, token, device=False)
     device = await _Socket.open(url, token, device=True)
     bare = await _Socket.open(url, token, device=False)
-    health, to_device, to_agent = [], [], []
-    for _ in range(iterations):
-        started = time.monotonic()
-        await bare.ping()
-        health.append(time.monotonic() - started)
-        heard = asyncio.create_task(fanout_bench._arrival(device.event("question.requested")))
-        started = time.monotonic()
-        created = await agent.call("question.request", QUESTION)
-        _, received = await heard
-        to_device.append(received - started)
-        waiting = asyncio.create_task(
-            fanout_bench._arrival(agent.call("question.waitAnswer", {"id": created["id"]}))
-        )
-        await asyncio.sleep(0.002)  # the agent's wait is in
-        started = time.monotonic()
-        await device.call("question.resolve", {"id": created["id"], "answers": _ANSWER})
-        result, received = await waiting
-        assert result["status"] == "answered", result
-        to_agent.append(received - started)
-    for socket in (agent, device, bare):
-        socket.writer.close()
-    return health, to_device, to_agent
+    try:
+        while True:
+            started = time.monotonic()
+            await bare.ping()
+            floor = time.monotonic() - started
+            heard = asyncio.create_task(fanout_bench._arrival(device.event("question.requested")))
+            started = time.monotonic()
+            created = await agent.call("question.request", QUESTION)
+            _, received = await heard
+            to_device = received - started
+            waiting = asyncio.create_task(
+                fanout_bench._arrival(agent.call("question.waitAnswer", {"id": created["id"]}))
+            )
+            await asyncio.sleep(0.002)  # the agent's wait is in
+            started = time.monotonic()
+            await device.call("question.resolve", {"id": created["id"], "answers": _ANSWER})
+            result, received = await waiting
+            assert result["status"] == "answered", result
+            yield floor, to_device, received - started
+    finally:
+        for socket in (agent, device, bare):
+            socket.writer.close()
 
 
 def _openclaw_load_process(url: str, token: str, agents: int, seconds: float) -> float:
@@ -369,47 +371,67 @@ def _ask_user_load_process(url: str, agents: int, seconds: float) -> float:
     return _load_process(_ask_user_cycles(url, seconds) for _ in range(agents))
 
 
-async def _ask_user_delivery(
-    url: str, iterations: int
-) -> tuple[list[float], list[float], list[float]]:
-    """`_openclaw_delivery` against ours: created → the phone's parked event poll returns;
-    the phone answers → the agent's parked result wait returns; the floor, a health round
-    trip on a third connection. The phone polls on one connection and answers on another,
-    as its client's pool would."""
+async def _ask_user_delivery(url: str) -> Deliveries:
+    """`_openclaw_delivery` against ours: the floor, a health round trip on a third
+    connection; created → the phone's parked event poll returns; the phone answers → the
+    agent's parked result wait returns. The phone polls on one connection and answers on
+    another, as its client's pool would."""
     agent = await RawHttp.open(url, AGENT_TOKEN)
     device, answerer = await RawHttp.open(url, DEVICE_TOKEN), await RawHttp.open(url, DEVICE_TOKEN)
     bare = await RawHttp.open(url, DEVICE_TOKEN)
-    health, to_device, to_agent = [], [], []
     cursor = (await device.request("GET", "/v1/prompts"))[1]["cursor"]
-    for i in range(iterations):
-        started = time.monotonic()
-        await bare.request("GET", "/v1/health")
-        health.append(time.monotonic() - started)
-        heard = asyncio.create_task(
-            fanout_bench._arrival(device.request("GET", f"/v1/events?after={cursor}&wait=30"))
-        )
-        await asyncio.sleep(0.002)  # the phone's poll is parked
-        started = time.monotonic()
-        _, created = await agent.request("POST", "/v1/prompts", {**PROMPT, "sessionKey": f"d{i}"})
-        (_, page), received = await heard
-        to_device.append(received - started)
-        waiting = asyncio.create_task(
-            fanout_bench._arrival(
-                agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30")
+    try:
+        for i in itertools.count():
+            started = time.monotonic()
+            await bare.request("GET", "/v1/health")
+            floor = time.monotonic() - started
+            heard = asyncio.create_task(
+                fanout_bench._arrival(device.request("GET", f"/v1/events?after={cursor}&wait=30"))
             )
-        )
-        await asyncio.sleep(0.002)  # the agent's wait is in
-        started = time.monotonic()
-        await answerer.request("POST", f"/v1/prompts/{created['id']}/answer", _ANSWER)
-        (_, result), received = await waiting
-        assert result["status"] == "answered", result
-        to_agent.append(received - started)
-        cursor = (await device.request("GET", f"/v1/events?after={page['cursor']}&wait=0"))[1][
-            "cursor"
-        ]
-    for connection in (agent, device, answerer, bare):
-        connection.close()
-    return health, to_device, to_agent
+            await asyncio.sleep(0.002)  # the phone's poll is parked
+            started = time.monotonic()
+            _, created = await agent.request(
+                "POST", "/v1/prompts", {**PROMPT, "sessionKey": f"d{i}"}
+            )
+            (_, page), received = await heard
+            to_device = received - started
+            waiting = asyncio.create_task(
+                fanout_bench._arrival(
+                    agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30")
+                )
+            )
+            await asyncio.sleep(0.002)  # the agent's wait is in
+            started = time.monotonic()
+            await answerer.request("POST", f"/v1/prompts/{created['id']}/answer", _ANSWER)
+            (_, result), received = await waiting
+            assert result["status"] == "answered", result
+            to_agent = received - started
+            cursor = (await device.request("GET", f"/v1/events?after={page['cursor']}&wait=0"))[1][
+                "cursor"
+            ]
+            yield floor, to_device, to_agent
+    finally:
+        for connection in (agent, device, answerer, bare):
+            connection.close()
+
+
+async def _side_by_side(
+    iterations: int, **deliveries: Deliveries
+) -> dict[str, tuple[list[float], list[float], list[float]]]:
+    """Each system's delivery loop one iteration at a time, in turn (the first alternating),
+    so a slow moment of this shared host falls on both alike rather than on one system's
+    whole block of iterations."""
+    measured: dict[str, tuple[list[float], list[float], list[float]]] = {
+        name: ([], [], []) for name in deliveries
+    }
+    names = list(deliveries)
+    for i in range(iterations):
+        for name in names if i % 2 == 0 else reversed(names):
+            for series, value in zip(measured[name], await anext(deliveries[name]), strict=True):
+                series.append(value)
+    for delivery in deliveries.values():
+        await delivery.aclose()
+    return measured
 
 
 async def _follow(url: str) -> None:
@@ -466,13 +488,14 @@ async def everyday(
     pid = _pid()
     gateway = GatewayProcess()
     try:
-        await _ask_user_delivery(gateway.url, 20)  # both warm
-        await _openclaw_delivery(url, token, 20)
-        for repeat in range(repeats):
-            measured = {
-                "ask_user": await _ask_user_delivery(gateway.url, iterations),
-                "openclaw": await _openclaw_delivery(url, token, iterations),
-            }
+        for repeat in range(-1, repeats):  # -1: both warm, not reported
+            measured = await _side_by_side(
+                20 if repeat < 0 else iterations,
+                ask_user=_ask_user_delivery(gateway.url),
+                openclaw=_openclaw_delivery(url, token),
+            )
+            if repeat < 0:
+                continue
             row: dict[str, Any] = {"repeat": repeat, "devices": 1, "agents": 1}
             for system, (floor, to_device, to_agent) in measured.items():
                 row[system] = {
