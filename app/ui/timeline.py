@@ -32,7 +32,9 @@ def EmptyTimeline(strings: Strings, waiting: bool) -> ft.Control:
             text_align=ft.TextAlign.CENTER,
             color=ft.Colors.ON_SURFACE_VARIANT,
         ),
-        padding=32,
+        # Above the docked stepper a phone of 568 px keeps about 80 px of timeline: the hint's
+        # two lines fit there only with little room above and below.
+        padding=ft.Padding.symmetric(horizontal=32, vertical=12 if waiting else 32),
         alignment=ft.Alignment.CENTER,
         rtl=strings.rtl,
     )
