@@ -300,6 +300,11 @@ async def _openclaw_cycles(url: str, token: str, seconds: float) -> int:
     return done
 
 
+# Before each system's question and before its answer, both delivery loops wait this long: our
+# phone's poll and our agent's wait park in it, and in life a question comes to a gateway that
+# has been idle, so both systems meet each step alike.
+QUIET_SECONDS = 0.002
+
 Deliveries = AsyncGenerator[tuple[float, float, float], None]  # floor, to device, to agent
 
 
@@ -316,9 +321,7 @@ async def _openclaw_delivery(url: str, token: str) -> Deliveries:
             await bare.ping()
             floor = time.monotonic() - started
             heard = asyncio.create_task(fanout_bench._arrival(device.event("question.requested")))
-            # The same quiet before the question as ours, whose phone parks its poll: in life
-            # a question comes to a gateway that has been idle, and both meet it alike.
-            await asyncio.sleep(0.002)
+            await asyncio.sleep(QUIET_SECONDS)  # as ours, whose phone parks its poll first
             started = time.monotonic()
             created = await agent.call("question.request", QUESTION)
             _, received = await heard
@@ -326,7 +329,7 @@ async def _openclaw_delivery(url: str, token: str) -> Deliveries:
             waiting = asyncio.create_task(
                 fanout_bench._arrival(agent.call("question.waitAnswer", {"id": created["id"]}))
             )
-            await asyncio.sleep(0.002)  # the agent's wait is in
+            await asyncio.sleep(QUIET_SECONDS)  # the agent's wait is in
             started = time.monotonic()
             await device.call("question.resolve", {"id": created["id"], "answers": _ANSWER})
             result, received = await waiting
@@ -391,7 +394,7 @@ async def _ask_user_delivery(url: str) -> Deliveries:
             heard = asyncio.create_task(
                 fanout_bench._arrival(device.request("GET", f"/v1/events?after={cursor}&wait=30"))
             )
-            await asyncio.sleep(0.002)  # the phone's poll is parked
+            await asyncio.sleep(QUIET_SECONDS)  # the phone's poll is parked
             started = time.monotonic()
             _, created = await agent.request(
                 "POST", "/v1/prompts", {**PROMPT, "sessionKey": f"d{i}"}
@@ -403,7 +406,7 @@ async def _ask_user_delivery(url: str) -> Deliveries:
                     agent.request("GET", f"/v1/prompts/{created['id']}/result?wait=30")
                 )
             )
-            await asyncio.sleep(0.002)  # the agent's wait is in
+            await asyncio.sleep(QUIET_SECONDS)  # the agent's wait is in
             started = time.monotonic()
             await answerer.request("POST", f"/v1/prompts/{created['id']}/answer", _ANSWER)
             (_, result), received = await waiting
