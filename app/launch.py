@@ -61,18 +61,49 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
-def start_embedded_gateway(
-    store, port: int, web_app_url: str | None = None
-) -> tuple[str, Path | None, str, str | None]:
-    """Start the gateway inside this process; point the device at it. Returns its URL, the
-    token file, the agent token, and a notice when the usual port was taken. `web_app_url`:
-    where this app is served in a browser, for `pair` to print a browser's link."""
-    from app.device import Settings
+@dataclasses.dataclass(frozen=True)
+class AppGateway:
+    """The gateway this app and the agents on this machine use, and what to tell the person."""
+
+    url: str
+    token_file: Path | None
+    agent_token: str
+    headline: str  # the first line printed: whose gateway it is and where
+    notice: str | None = None  # shown in the app too: something the person should know
+
+
+def start_embedded_gateway(store, port: int, web_app_url: str | None = None) -> AppGateway:
+    """Start the gateway inside this process and point the device at it; or, when a gateway
+    already runs on the same data directory (`python -m app gateway`, another window of this
+    app), use that one: two gateways on one SQLite file would not hear each other.
+    `web_app_url`: where this app is served in a browser, for `pair` to print a browser's link."""
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
-    from app.gateway.config import NOTIFY_ENV, default_data_dir, write_local_info
+    from app.gateway.config import (
+        DB_FILE,
+        NOTIFY_ENV,
+        ConfigError,
+        default_data_dir,
+        write_local_info,
+    )
+    from app.gateway.ownership import FileInUse, ensure_free
 
     data_dir = default_data_dir()
     tokens = load_tokens(data_dir)
+    try:
+        ensure_free(data_dir / DB_FILE)
+    except FileInUse as exc:
+        running = _running_gateway(data_dir, tokens.device[0])
+        if running is None:
+            raise ConfigError(str(exc)) from exc
+        _point_device_at(store, running, tokens.device[0])
+        return AppGateway(
+            running,
+            tokens.file,
+            tokens.agent[0],
+            f"Gateway on {running}",
+            f"A gateway already runs for {data_dir} (process {exc.pid or '?'}): this app uses "
+            f"it, at {running}, rather than start a second one on the same data.",
+        )
     notice = None
     wanted = port
     if not port_free("127.0.0.1", port):
@@ -82,15 +113,44 @@ def start_embedded_gateway(
     gateway = EmbeddedGateway(config).start()
     # Agents, `ask-user mcp` and `pair` find it here, where it really listens.
     write_local_info(data_dir, gateway.url, web_app_url)
-    name = Settings.load(store).device_name or socket.gethostname()
-    Settings(gateway_url=gateway.url, token=tokens.device[0], device_name=name).save(store)
-    store.set_meta(EMBEDDED_MARK, tokens.device[0])
+    _point_device_at(store, gateway.url, tokens.device[0])
     if port == 0:
         notice = (
             f"Port {wanted} was taken by another program, so this gateway is on "
             f"{gateway.url}: agents and other devices must use this address."
         )
-    return gateway.url, tokens.file, tokens.agent[0], notice
+    return AppGateway(
+        gateway.url, tokens.file, tokens.agent[0], f"Embedded gateway on {gateway.url}", notice
+    )
+
+
+def _point_device_at(store, url: str, token: str) -> None:
+    """This device uses the gateway at `url`, and comes back to it while it still does."""
+    from app.device import Settings
+
+    name = Settings.load(store).device_name or socket.gethostname()
+    Settings(gateway_url=url, token=token, device_name=name).save(store)
+    store.set_meta(EMBEDDED_MARK, token)
+
+
+def _running_gateway(data_dir: Path, device_token: str) -> str | None:
+    """The address of the gateway serving `data_dir`, when it answers this device's token."""
+    import httpx
+
+    from app.gateway.config import read_local_info
+
+    url = read_local_info(data_dir).get("localUrl")
+    if not isinstance(url, str):
+        return None
+    try:
+        answer = httpx.get(
+            f"{url}/v1/prompts",
+            headers={"Authorization": f"Bearer {device_token}"},
+            timeout=5,
+        )
+    except httpx.HTTPError:
+        return None
+    return url if answer.status_code == 200 else None
 
 
 def run(args: argparse.Namespace, demo: bool = False) -> int:
@@ -119,24 +179,23 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
 
         try:
             web_app_url = _web_app_url(args) if _web(args) else None
-            agent_url, token_file, agent_token, notice = start_embedded_gateway(
-                store, args.gateway_port, web_app_url
-            )
+            local = start_embedded_gateway(store, args.gateway_port, web_app_url)
         except ConfigError as exc:
             store.close()
             print(f"error: the embedded gateway cannot start: {exc}", file=sys.stderr)
             return 2
+        agent_url, agent_token = local.url, local.agent_token
         options = AppOptions(
             agent_url=agent_url,
-            agent_token_file=str(token_file) if token_file else None,
-            notice=notice,
+            agent_token_file=str(local.token_file) if local.token_file else None,
+            notice=local.notice,
         )
-        print(f"Embedded gateway on {agent_url}", flush=True)
-        if notice:
-            print(notice, flush=True)
+        print(local.headline, flush=True)
+        if local.notice:
+            print(local.notice, flush=True)
         print(
             f"Point an agent at it: export ASK_USER_GATEWAY_URL={agent_url} "
-            f"ASK_USER_AGENT_TOKEN=<the agent token in {token_file}>",
+            f"ASK_USER_AGENT_TOKEN=<the agent token in {local.token_file}>",
             flush=True,
         )
     store.close()

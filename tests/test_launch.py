@@ -170,3 +170,75 @@ def test_pair_finds_the_embedded_gateway_where_it_listens_and_prints_the_browser
         except subprocess.TimeoutExpired:
             app.kill()
         taken.close()
+
+
+def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a_second(
+    tmp_path,
+):
+    """`python -m app gateway` runs on the data directory the app's embedded gateway would use:
+    the app uses that gateway (a second one on the same SQLite file would not hear the
+    first's prompts) and says so; when the one holding the data does not answer, the app
+    stops with a message instead."""
+    import os
+    import subprocess
+    import sys
+
+    import httpx
+
+    from app.gateway.config import read_local_info
+    from app.gateway.store import PromptStore
+    from tests.support import GatewayProcess, free_port, wait_until
+
+    gateway_dir = tmp_path / "gateway"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env.update(ASK_USER_APP_DATA=str(tmp_path / "app"), ASK_USER_GATEWAY_DATA=str(gateway_dir))
+    gateway = GatewayProcess(gateway_dir, env_tokens=False).start()
+    web_port, gateway_port = free_port(), free_port()
+    log = tmp_path / "app.log"
+    command = [sys.executable, "-m", "app", "--web", "--port", str(web_port)]
+    app = subprocess.Popen(
+        [*command, "--gateway-port", str(gateway_port)],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    try:
+
+        def serving() -> bool:
+            assert app.poll() is None, log.read_text()
+            try:
+                return httpx.get(f"http://127.0.0.1:{web_port}/", timeout=2).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(serving, timeout=60)
+        said = log.read_text()
+        assert f"Gateway on {gateway.url}\n" in said, said
+        assert f"(process {gateway.process.pid}): this app uses it, at {gateway.url}" in said
+        assert "Embedded gateway" not in said
+        assert port_free("127.0.0.1", gateway_port)  # no second gateway
+        assert read_local_info(gateway_dir)["localUrl"] == gateway.url  # `pair` still finds it
+    finally:
+        app.terminate()
+        try:
+            app.wait(20)
+        except subprocess.TimeoutExpired:
+            app.kill()
+        gateway.terminate()
+
+    held = PromptStore(gateway_dir / "gateway.sqlite3")  # held, and nothing answers at its address
+    try:
+        refused = subprocess.run(
+            [*command, "--gateway-port", str(free_port())],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        held.close()
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert (
+        f"error: the embedded gateway cannot start: another gateway (process {os.getpid()}) "
+        f"is using {gateway_dir}:" in refused.stderr
+    ), refused.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 from .addresses import reachable_url, url_for
 from .config import (
     DATABASE_URL_ENV,
+    DB_FILE,
     DEFAULT_HOST,
     DEFAULT_PORT,
     NOTIFY_ENV,
@@ -21,6 +22,7 @@ from .config import (
     load_tokens,
     write_local_info,
 )
+from .ownership import FileInUse, ensure_free
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -74,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
     _log_lightly()
     data_dir = (args.data_dir or default_data_dir()).expanduser()
     try:
+        if not args.database_url:  # before the address it would tell `pair` is replaced
+            ensure_free(data_dir / DB_FILE)
         tokens = load_tokens(data_dir)
-    except ConfigError as exc:
+    except (ConfigError, FileInUse) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     public_url = (args.public_url or "").rstrip("/") or reachable_url(args.host, args.port)

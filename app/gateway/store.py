@@ -18,6 +18,7 @@ from app.privatefiles import private_file
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
 from .checkpoints import Checkpointer
+from .ownership import Ownership
 from .queries import SharedQueries
 from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
 
@@ -136,6 +137,14 @@ class PromptStore(SharedQueries):
     def __init__(self, path: Path | str, *, synchronous: str = "NORMAL") -> None:
         self.path = Path(path)
         private_file(self.path)
+        self._ownership = Ownership(self.path)  # FileInUse while another process has it
+        try:
+            self._open(synchronous)
+        except BaseException:
+            self._ownership.release()
+            raise
+
+    def _open(self, synchronous: str) -> None:
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         self._incremental = self._vacuum_incrementally()  # before WAL: that writes the header
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -238,6 +247,7 @@ class PromptStore(SharedQueries):
     def close(self) -> None:
         self._checkpointer.stop()
         self._db.close()
+        self._ownership.release()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -160,3 +160,50 @@ def _up(url: str) -> bool:
         return httpx.get(url + "/v1/health", timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def test_one_gateway_process_per_data_directory_and_kill_9_lets_go(tmp_path):
+    """A second gateway on the same SQLite file would neither show devices what agents asked
+    the first nor wake the agents waiting there: it stops at once, naming the folder and the
+    process that has it, and the first keeps serving. After `kill -9` of the first, the
+    kernel has let go of the file, and the next one starts and has what was accepted."""
+    import subprocess
+    import sys
+
+    from tests.support import free_port
+
+    data_dir = tmp_path / "data"
+    first = GatewayProcess(data_dir).start()
+    try:
+        agent = client(first.url, AGENT_TOKEN)
+        created = agent.post("/v1/prompts", json=prompt_body()).json()
+        second = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "app",
+                "gateway",
+                "--data-dir",
+                str(data_dir),
+                "--port",
+                str(free_port()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")},
+        )
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert second.stderr.startswith(
+            f"error: another gateway (process {first.process.pid}) is using {data_dir}:"
+        ), second.stderr
+        assert "--data-dir" in second.stderr
+        assert (
+            client(first.url, DEVICE_TOKEN).get(f"/v1/prompts/{created['id']}").status_code == 200
+        )
+        first.kill()
+        first.start()  # a new process, the same folder
+        back = client(first.url, DEVICE_TOKEN).get(f"/v1/prompts/{created['id']}").json()
+        assert back["status"] == "pending"
+    finally:
+        first.kill()

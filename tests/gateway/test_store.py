@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sqlite3
 
+import pytest
+
 from app.gateway.clock import to_datetime
 from app.gateway.store import PRUNE_BATCH, PromptStore
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord, validate_prompt
@@ -286,3 +288,22 @@ def test_a_postgresql_database_of_the_first_schema_gets_the_narrower_indexes(dat
         assert store.pending_of_person(DEFAULT_PERSON_ID) == ["pr_old"]
     finally:
         store.close()
+
+
+def test_the_file_is_held_by_one_store_at_a_time(tmp_path):
+    """What a store committed it keeps in memory and it hears no one else's writes, so a second
+    store on the same file is refused (in this process as in another) until the first closes."""
+    from app.gateway.ownership import FileInUse, ensure_free
+
+    path = tmp_path / "gateway.sqlite3"
+    ensure_free(path)  # nothing there yet
+    store = PromptStore(path)
+    with pytest.raises(FileInUse) as refused:
+        PromptStore(path)
+    assert refused.value.pid == os.getpid()
+    assert str(tmp_path) in str(refused.value)
+    with pytest.raises(FileInUse):
+        ensure_free(path)
+    store.close()
+    ensure_free(path)
+    PromptStore(path).close()
