@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+from pathlib import Path
 
 from app.launch import port_free
 
@@ -22,6 +25,22 @@ def _time_wait_port() -> int:
     client.close()
     server.close()
     return port
+
+
+def _environment(app_data: Path, gateway_data: Path) -> dict[str, str]:
+    """This environment without any ASK_USER_ setting, and the app's and gateway's folders."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env.update(ASK_USER_APP_DATA=str(app_data), ASK_USER_GATEWAY_DATA=str(gateway_data))
+    return env
+
+
+def _stop(app: subprocess.Popen) -> None:
+    """As Ctrl-C would, and killed when that is not enough."""
+    app.terminate()
+    try:
+        app.wait(20)
+    except subprocess.TimeoutExpired:
+        app.kill()
 
 
 def test_a_port_in_time_wait_is_free_for_the_next_run():
@@ -47,17 +66,14 @@ def test_stopping_the_demo_cancels_its_agents_prompts(tmp_path):
     """SIGTERM ends `python -m app demo` like Ctrl-C: its agents' prompts are cancelled, so
     the next demo does not find them pending (it printed tracebacks before)."""
     import json
-    import os
     import signal
-    import subprocess
     import sys
 
     from app.demo import DEMO_PROMPTS
     from tests.support import GatewayProcess, client, free_port, wait_until
 
     gateway_dir = tmp_path / "gateway"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
-    env.update(ASK_USER_APP_DATA=str(tmp_path / "app"), ASK_USER_GATEWAY_DATA=str(gateway_dir))
+    env = _environment(tmp_path / "app", gateway_dir)
     gateway_port = free_port()
     demo = subprocess.Popen(
         [
@@ -114,9 +130,7 @@ def test_pair_finds_the_embedded_gateway_where_it_listens_and_prints_the_browser
     """The usual gateway port taken, the app's gateway is elsewhere: `pair` on this machine
     finds it (it said no gateway answers at :8765) and prints the web app's /pair link too."""
     import json
-    import os
     import re
-    import subprocess
     import sys
 
     import httpx
@@ -125,8 +139,7 @@ def test_pair_finds_the_embedded_gateway_where_it_listens_and_prints_the_browser
     from tests.support import free_port, wait_until
 
     gateway_dir = tmp_path / "gateway"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
-    env.update(ASK_USER_APP_DATA=str(tmp_path / "app"), ASK_USER_GATEWAY_DATA=str(gateway_dir))
+    env = _environment(tmp_path / "app", gateway_dir)
     taken = socket.create_server(("127.0.0.1", 0))  # someone else is on the gateway's port
     web_port = free_port()
     app = subprocess.Popen(
@@ -164,11 +177,7 @@ def test_pair_finds_the_embedded_gateway_where_it_listens_and_prints_the_browser
         paired = httpx.post(f"{local_url}/v1/devices", json={"code": link.code}, timeout=10)
         assert paired.status_code == 201, paired.text
     finally:
-        app.terminate()
-        try:
-            app.wait(20)
-        except subprocess.TimeoutExpired:
-            app.kill()
+        _stop(app)
         taken.close()
 
 
@@ -179,8 +188,6 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
     the app uses that gateway (a second one on the same SQLite file would not hear the
     first's prompts) and says so; when the one holding the data does not answer, the app
     stops with a message instead."""
-    import os
-    import subprocess
     import sys
 
     import httpx
@@ -190,8 +197,7 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
     from tests.support import GatewayProcess, free_port, wait_until
 
     gateway_dir = tmp_path / "gateway"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
-    env.update(ASK_USER_APP_DATA=str(tmp_path / "app"), ASK_USER_GATEWAY_DATA=str(gateway_dir))
+    env = _environment(tmp_path / "app", gateway_dir)
     gateway = GatewayProcess(gateway_dir, env_tokens=False).start()
     web_port, gateway_port = free_port(), free_port()
     log = tmp_path / "app.log"
@@ -219,11 +225,7 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
         assert port_free("127.0.0.1", gateway_port)  # no second gateway
         assert read_local_info(gateway_dir)["localUrl"] == gateway.url  # `pair` still finds it
     finally:
-        app.terminate()
-        try:
-            app.wait(20)
-        except subprocess.TimeoutExpired:
-            app.kill()
+        _stop(app)
         gateway.terminate()
 
     held = PromptStore(gateway_dir / "gateway.sqlite3")  # held, and nothing answers at its address
