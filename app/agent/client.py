@@ -16,6 +16,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -75,19 +76,29 @@ def settings(gateway_url: str | None = None, token: str | None = None) -> AgentS
     url = gateway_url or os.environ.get(GATEWAY_URL_ENV) or local.get("url") or DEFAULT_GATEWAY_URL
     token = token or os.environ.get(AGENT_TOKEN_ENV) or local.get("token")
     if not token:
+        data_dir = _data_dir()
+        kept = f", which keeps one in {data_dir / TOKENS_FILE}" if data_dir else ""
         raise AskUserError(
             "no_token",
-            f"no agent token: pass token=..., or set {AGENT_TOKEN_ENV} (the gateway prints "
-            "where its tokens.json is)",
+            f"no agent token: set {AGENT_TOKEN_ENV} (token=... in Python, --token on the "
+            f"command line), or start a gateway on this machine (python -m app gateway, or "
+            f"the app){kept}",
         )
     return AgentSettings(url.rstrip("/"), token)
 
 
+def _data_dir() -> Path | None:
+    """Where a gateway on this machine keeps its files (None where that cannot be known)."""
+    try:
+        return default_data_dir()
+    except ImportError:  # platformdirs missing: an install without the app's dependencies
+        return None
+
+
 def _local_gateway() -> dict[str, str]:
     found: dict[str, str] = {}
-    try:
-        data_dir = default_data_dir()
-    except ImportError:
+    data_dir = _data_dir()
+    if data_dir is None:
         return found
     with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
         found["url"] = json.loads((data_dir / LOCAL_INFO_FILE).read_text())["localUrl"]

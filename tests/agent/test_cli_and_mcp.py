@@ -156,6 +156,25 @@ def test_an_unreachable_gateway_is_said_at_once_not_after_the_retries(gateway):
         process.wait(10)
 
 
+def test_with_no_gateway_ever_started_here_it_says_how_to_get_a_token(tmp_path):
+    """A first try before any gateway ran on this machine: no token anywhere. The command says
+    where a token comes from, in the command line's own terms, and where a gateway keeps it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
+    env["ASK_USER_GATEWAY_DATA"] = str(tmp_path / "nothing-here")
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "ask", "--question", "Q?", "--option", "a", "--option", "b"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stderr
+    assert said.startswith("error: no agent token: set ASK_USER_AGENT_TOKEN"), said
+    assert "--token" in said and "python -m app gateway" in said
+    assert str(tmp_path / "nothing-here" / "tokens.json") in said
+
+
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # what a shell does to a background job
 
