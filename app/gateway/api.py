@@ -63,7 +63,6 @@ from .feed import Later, Page, Parked
 from .guesses import Guesses
 from .notify import Announcer
 from .openapi import openapi_document
-from .ownership import FileInUse
 from .people import People, PersonRow
 from .remote_mcp import CALLER_KEY, RemoteMcp
 from .request_log import RequestLog
@@ -583,10 +582,7 @@ class GatewayApp:
                     self._start()
                     await self.state.remote_mcp.start()
                 except Exception as exc:
-                    if isinstance(exc, FileInUse):  # said in full by its message
-                        log.error("the gateway could not start: %s", exc)
-                    else:
-                        log.exception("the gateway could not start")
+                    log.exception("the gateway could not start")
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})

@@ -307,35 +307,3 @@ def test_the_file_is_held_by_one_store_at_a_time(tmp_path):
     store.close()
     ensure_free(path)
     PromptStore(path).close()
-
-
-def test_a_gateway_that_loses_the_race_for_the_file_says_so_in_one_line(tmp_path, caplog):
-    """Two started in the same instant both pass the launcher's look; the one whose store
-    finds the file held fails its start-up with the reason, not a traceback."""
-    import asyncio
-
-    from app.gateway import GatewayConfig, create_app
-    from tests.support import TOKENS
-
-    config = GatewayConfig(data_dir=tmp_path, tokens=TOKENS, port=0)
-    sent: list[dict] = []
-
-    async def start_up() -> None:
-        async def receive() -> dict:
-            return {"type": "lifespan.startup"}
-
-        async def send(message: dict) -> None:
-            sent.append(message)
-
-        await create_app(config).asgi({"type": "lifespan"}, receive, send)
-
-    held = PromptStore(config.db_path)
-    try:
-        asyncio.run(start_up())
-    finally:
-        held.close()
-    reason = f"another gateway (process {os.getpid()}) is using {tmp_path}"
-    assert [m["type"] for m in sent] == ["lifespan.startup.failed"]
-    assert reason in sent[0]["message"]
-    [said] = [r for r in caplog.records if "could not start" in r.getMessage()]
-    assert said.exc_info is None and reason in said.getMessage()
