@@ -14,6 +14,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -43,14 +44,21 @@ EPHEMERAL = 64
 BUTTONS_PER_ROW = 5
 
 
+_SIGNATURE = re.compile(r"[0-9a-f]{128}")  # Discord's own spelling: 64 bytes, lower-case hex
+
+
 def verified(public_key_hex: str, headers: dict, body: bytes) -> bool:
-    """Discord's request signing: Ed25519 over timestamp + body with the application's key."""
+    """Discord's request signing: Ed25519 over timestamp + body with the application's key.
+    Only the signature's canonical spelling is taken: replays are remembered by its text, and
+    `bytes.fromhex` would take the same bytes upper-cased or spaced (#39)."""
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
     signature = headers.get("x-signature-ed25519", "")
     timestamp = headers.get("x-signature-timestamp", "")
     if not fresh(timestamp):  # a year-old or empty timestamp signed once is not a press now
+        return False
+    if not _SIGNATURE.fullmatch(signature):
         return False
     try:
         key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex))

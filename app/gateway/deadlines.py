@@ -1,16 +1,23 @@
 """One timer for every deadline: a heap of (expires, prompt) and a single armed loop callback.
 
 Re-armed at start from the store. Entries of prompts resolved early stay in the heap until
-their time and are skipped then; the expiry callback re-checks the store.
+their time and are skipped then; the expiry callback re-checks the store. A pass the store
+could not take (locked, disk full, the database restarting) is tried again, sooner at first,
+then every few seconds, until one goes through: expiry never stops for good (#39).
 """
 
 from __future__ import annotations
 
 import asyncio
 import heapq
+import logging
 from collections.abc import Callable
 
 from .clock import Clock
+
+log = logging.getLogger("ask_user.gateway")
+
+RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.25, 4.0
 
 
 class DeadlineTimer:
@@ -21,6 +28,8 @@ class DeadlineTimer:
         self._handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._unsubscribe: Callable[[], None] = lambda: None
+        self._retry_seconds = 0.0  # the back-off after a failed pass (0: none failed)
+        self._retry_at: float | None = None  # then: the loop's time of the next pass
 
     def start(self, loop: asyncio.AbstractEventLoop, deadlines: list[tuple[int, str]]) -> None:
         self._loop = loop
@@ -56,10 +65,13 @@ class DeadlineTimer:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        if not self._heap:
-            return
-        delay = max(0.0, (self._heap[0][0] - self._clock.now_ms()) / 1000)
-        self._handle = self._loop.call_later(delay, self._fire)
+        delays = []
+        if self._heap:
+            delays.append((self._heap[0][0] - self._clock.now_ms()) / 1000)
+        if self._retry_at is not None:
+            delays.append(self._retry_at - self._loop.time())
+        if delays:
+            self._handle = self._loop.call_later(max(0.0, min(delays)), self._fire)
 
     def _fire(self) -> None:
         self._handle = None
@@ -68,6 +80,28 @@ class DeadlineTimer:
         while self._heap and self._heap[0][0] <= now:
             heapq.heappop(self._heap)
             due = True
-        if due:
-            self._on_due(now)
+        if due or self._retry_at is not None:
+            self._retry_at = None
+            try:
+                self._on_due(now)
+            except Exception as exc:  # whatever the store raised, expiry goes on
+                self._retry_later(exc)
+            else:
+                if self._retry_seconds:
+                    log.warning("expiry caught up: the store takes writes again")
+                self._retry_seconds = 0.0
         self.rearm()
+
+    def _retry_later(self, exc: Exception) -> None:
+        """The store could not take this pass: what it missed is still due in the store, so
+        another pass comes a little later (backing off to a few seconds while it stays away)."""
+        if not self._retry_seconds:
+            log.warning(
+                "expiry could not be written, trying again until it can: %s",
+                getattr(exc, "message", None) or exc,
+            )
+        self._retry_seconds = min(
+            RETRY_MAX_SECONDS, max(RETRY_FIRST_SECONDS, self._retry_seconds * 2)
+        )
+        assert self._loop is not None
+        self._retry_at = self._loop.time() + self._retry_seconds

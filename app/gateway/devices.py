@@ -79,12 +79,13 @@ class DeviceRegistry:
 
     def seen(self, device_id: str, now_ms: int) -> None:
         """Note the time a device was last heard from: at most once a minute, and never at the
-        cost of its request (a store that cannot take it now takes it a minute later)."""
+        cost of its request: a store locked by someone else is not waited for (#39), and takes
+        it a minute later."""
         if now_ms - self._seen.get(device_id, 0) < _SEEN_WRITE_EVERY_MS:
             return
         self._seen[device_id] = now_ms
         try:
-            with self._db.transaction():
+            with self._db.transaction_if_free():
                 self._db.execute(
                     "UPDATE devices SET last_seen_ms = ? WHERE id = ?", (now_ms, device_id)
                 )

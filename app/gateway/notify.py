@@ -131,6 +131,10 @@ class NtfyTopic:
 def _apprise_sender(url: str) -> tuple[Callable[[Announcement], bool], str] | None:
     import apprise
 
+    # Apprise logs each payload at debug, and the payload carries the answer link: at every
+    # level of ours, its log says only what went wrong (#39).
+    logging.getLogger("apprise").setLevel(logging.WARNING)
+
     target = apprise.Apprise()
     if not target.add(url):
         return None

@@ -178,6 +178,12 @@ class PostgresDatabase:
         except psycopg.Error as exc:
             raise StoreUnavailable(exc) from exc
 
+    @contextmanager
+    def transaction_if_free(self) -> Iterator[None]:
+        with self.transaction():
+            self.run("SET LOCAL lock_timeout = '1ms'")  # 0 would mean: wait for ever
+            yield
+
     def announce_registry_change(self) -> None:
         self.run("SELECT pg_notify(%s, %s)", (CHANNEL, REGISTRY))
 

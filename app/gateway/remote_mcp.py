@@ -4,14 +4,24 @@ The transport is the official `mcp` package's session manager, an ASGI app of it
 router authenticates the request (an agent token) and hands it over whole, since the SDK reads
 the body and writes its own SSE stream. Tool calls reach the prompts in this process, not over
 HTTP again: `GatewayAsker` is the agent side's `Asker` on top of `Gateway`.
+
+A session belongs to the agent token that opened it (the SDK compares the request's principal
+with its opener's and answers 404 to anyone else), and each token and each person may hold only
+their share of sessions (#39): one caller that opens sessions and never closes them is refused
+429 once its own share is used, and everyone else goes on.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+from collections import Counter
 from typing import Any
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.agent.asking import RUN_ABORT, Unreachable
@@ -64,9 +74,14 @@ class RemoteMcp:
     def __init__(self, state: Any) -> None:
         self.state = state  # the app's: .gateway, set at start-up
         self.manager = StreamableHTTPSessionManager(
-            build_server(AskUserTool(self._asking_for)), max_request_body_size=limits.MAX_BODY_BYTES
+            build_server(AskUserTool(self._asking_for)),
+            max_request_body_size=limits.MAX_BODY_BYTES,
+            session_idle_timeout=limits.MCP_SESSION_IDLE_SECONDS,
+            max_sessions=limits.MAX_MCP_SESSIONS,
         )
         self._running: contextlib.AsyncExitStack | None = None
+        self._sessions: dict[str, tuple[str, str]] = {}  # session id → (owner, person)
+        self._opening: Counter[str] = Counter()  # owners and people: sessions being opened
 
     def _asking_for(self, ctx: Any) -> Asking:
         request = ctx.request  # the Starlette request the transport made of our scope
@@ -93,8 +108,75 @@ class RemoteMcp:
     async def serve(self, scope: dict, receive: Any, send: Any) -> None:
         """Serve one request. When it is over, a tool call it carried that still waits has
         lost its way back to the client (who left without cancelling): it is told so."""
+        caller = scope[CALLER_KEY]
+        owner = fingerprint(caller.token)
+        # The SDK binds a session to this principal and refuses it to any other.
+        scope["user"] = AuthenticatedUser(
+            AccessToken(token=owner, client_id=owner, subject=caller.person, scopes=[])
+        )
         lost = scope[STREAM_LOST_KEY] = anyio.Event()
+        opening = not any(name == b"mcp-session-id" for name, _ in scope["headers"])
         try:
-            await self.manager.handle_request(scope, receive, send)
+            if not opening:
+                await self.manager.handle_request(scope, receive, send)
+                return
+            if refusal := self._over_share(owner, caller.person):
+                await _refuse(send, refusal)
+                return
+            self._opening.update((owner, caller.person))
+            try:
+                await self.manager.handle_request(scope, receive, self._noting(send, owner, caller))
+            finally:
+                self._opening.subtract((owner, caller.person))
         finally:
             lost.set()
+
+    def _noting(self, send: Any, owner: str, caller: Any) -> Any:
+        """`send`, noting whose session the response opens."""
+
+        async def noting(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                for name, value in message.get("headers", ()):
+                    if name.lower() == MCP_SESSION_ID_HEADER.encode():
+                        self._sessions[value.decode("latin-1")] = (owner, caller.person)
+            await send(message)
+
+        return noting
+
+    def _over_share(self, owner: str, person: str) -> str | None:
+        """Why this token or person may not open another session now, if it may not."""
+        live = self.manager._server_instances  # the SDK's open sessions (ended ones are gone)
+        self._sessions = {s: whose for s, whose in self._sessions.items() if s in live}
+        of_owner = sum(o == owner for o, _ in self._sessions.values()) + self._opening[owner]
+        of_person = sum(p == person for _, p in self._sessions.values()) + self._opening[person]
+        idle = f"an idle one ends after {limits.MCP_SESSION_IDLE_SECONDS // 60} minutes"
+        if of_owner >= limits.MAX_MCP_SESSIONS_PER_TOKEN:
+            return (
+                f"this agent token has {limits.MAX_MCP_SESSIONS_PER_TOKEN} MCP sessions open, "
+                f"its limit: end one (DELETE /mcp) or wait ({idle})"
+            )
+        if of_person >= limits.MAX_MCP_SESSIONS_PER_PERSON:
+            return (
+                f"this person's agents have {limits.MAX_MCP_SESSIONS_PER_PERSON} MCP sessions "
+                f"open, their limit: end one (DELETE /mcp) or wait ({idle})"
+            )
+        return None
+
+
+async def _refuse(send: Any, message: str) -> None:
+    """429 with a JSON-RPC error, as the SDK's own refusals are shaped."""
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", b"60"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -7,7 +7,14 @@ import logging
 import time
 from typing import Any
 
+from .answer_page import LINK_PATH
+
 log = logging.getLogger("ask_user.gateway")
+
+# An answer link's token is the capability to answer its prompt: whoever reads the log must not
+# get it (#39). Its path is logged with the token cut.
+_LINK_PREFIX = LINK_PATH.split("{", 1)[0].encode()
+_TOKEN_CUT = b"<token>"
 
 # A device's long-poll is answered once per device per event: 300 phones make 300 lines an
 # event, and each line cost the gateway about as much CPU as the poll itself (#23: an outside
@@ -41,9 +48,16 @@ class RequestLog:
             log_request(scope, status, started)
 
 
+def logged_path(raw_path: bytes) -> str:
+    """The path as it came on the wire (percent-escapes kept: a decoded one could carry a new
+    line and forge the next log line), an answer link's token cut."""
+    if raw_path.startswith(_LINK_PREFIX):
+        raw_path = _LINK_PREFIX + _TOKEN_CUT
+    return raw_path.decode("latin-1").encode("unicode_escape").decode("ascii") or "?"
+
+
 def log_request(scope: dict, status: int, started: float) -> None:
-    """The path as it came on the wire (percent-escapes kept): a decoded one could carry a new
-    line and forge the next log line."""
+    """One line: method, path (`logged_path`), status, milliseconds."""
     quiet = status < 400 and scope.get("path") in QUIET_WHEN_ANSWERED
     level = logging.DEBUG if quiet else logging.INFO
     if not log.isEnabledFor(level):
@@ -52,8 +66,7 @@ def log_request(scope: dict, status: int, started: float) -> None:
         level,
         "%s %s %d %.1fms",
         scope["method"],
-        scope.get("raw_path", b"").decode("latin-1").encode("unicode_escape").decode("ascii")
-        or "?",
+        logged_path(scope.get("raw_path", b"")),
         status,
         (time.perf_counter() - started) * 1000,
     )

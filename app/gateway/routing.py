@@ -32,6 +32,7 @@ from app.protocol import ErrorCode, ProtocolError, parse_model
 from .auth import Authenticator, Caller, Role
 from .bodies import decode_json_body, read_body, refuse_declared_too_large
 from .feed import Later, Page
+from .request_log import logged_path
 from .responses import (
     PIPELINE_WATCH,
     error_response,
@@ -235,7 +236,8 @@ class Router:
     @staticmethod
     def _failure(exc: Exception, scope: dict) -> Response:
         if not isinstance(exc, ProtocolError):
-            log.error("%s %s failed", scope["method"], scope["path"], exc_info=exc)
+            path = logged_path(scope.get("raw_path") or scope["path"].encode())
+            log.error("%s %s failed", scope["method"], path, exc_info=exc)
             exc = ProtocolError(ErrorCode.INTERNAL, "the gateway failed; it is logged")
         return error_response(exc)
 

@@ -85,6 +85,11 @@ class Database(Protocol):
         """All or nothing; a storage failure becomes `StoreUnavailable`."""
         ...
 
+    def transaction_if_free(self) -> AbstractContextManager[None]:
+        """As `transaction`, for a write that can wait for a later chance: a lock held by
+        someone else fails it at once (`StoreUnavailable`) instead of holding the loop."""
+        ...
+
     def announce_registry_change(self) -> None:
         """Within a transaction that changed devices, people or agent tokens: other gateway
         processes reload theirs once it commits (nothing to do for a file one process owns)."""

@@ -127,6 +127,15 @@ class SqliteDatabase:
     def transaction(self) -> AbstractContextManager[None]:
         return immediate(self.connection)
 
+    @contextmanager
+    def transaction_if_free(self) -> Iterator[None]:
+        self.connection.execute("PRAGMA busy_timeout=0")
+        try:
+            with immediate(self.connection):
+                yield
+        finally:
+            self.connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_WAIT_MS}")
+
     def announce_registry_change(self) -> None:
         """One process owns the file: nobody else to tell."""
 

@@ -50,3 +50,12 @@ def clamp_timeout(seconds: int | None) -> int:
     if seconds is None:
         return DEFAULT_TIMEOUT_SECONDS
     return max(MIN_TIMEOUT_SECONDS, min(MAX_TIMEOUT_SECONDS, seconds))
+
+
+# `/mcp` sessions (#39): one agent token, or one person's tokens together, can only use up its
+# own share; a session with no request in flight (no call waiting, no open stream) ends after
+# the idle time, and the whole process holds at most MAX_MCP_SESSIONS (each costs ~40 KB).
+MAX_MCP_SESSIONS_PER_TOKEN = 32
+MAX_MCP_SESSIONS_PER_PERSON = 64
+MAX_MCP_SESSIONS = 4096
+MCP_SESSION_IDLE_SECONDS = 10 * 60

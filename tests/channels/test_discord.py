@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 
 import httpx
 import pytest
@@ -44,12 +45,17 @@ class DiscordAdapter(RunningChannel):
         )
 
     def interact(
-        self, interaction: dict, key: Ed25519PrivateKey = KEY, timestamp: str | None = None
+        self,
+        interaction: dict,
+        key: Ed25519PrivateKey = KEY,
+        timestamp: str | None = None,
+        spell: Callable[[str], str] = str,
     ) -> httpx.Response:
+        """Signed as Discord signs; `spell` re-spells the signature's hex (a replayer's)."""
         body = json.dumps(interaction).encode()
         timestamp = str(int(time.time())) if timestamp is None else timestamp
         headers = {
-            "X-Signature-Ed25519": key.sign(timestamp.encode() + body).hex(),
+            "X-Signature-Ed25519": spell(key.sign(timestamp.encode() + body).hex()),
             "X-Signature-Timestamp": timestamp.encode(),  # bytes: "²" is not ASCII
             "Content-Type": "application/json",
         }
@@ -104,6 +110,18 @@ def test_a_replayed_interaction_is_refused(adapter):
     timestamp = str(int(time.time()))
     assert adapter.interact({"type": 1}, timestamp=timestamp).status_code == 200
     assert adapter.interact({"type": 1}, timestamp=timestamp).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "respell", [str.upper, lambda hex_: " ".join(hex_[i : i + 2] for i in range(0, 128, 2))]
+)
+def test_a_replay_with_the_signature_spelled_otherwise_is_refused(adapter, respell):
+    """The same signature bytes in other hex (#39): only Discord's own lower-case form counts,
+    so a replay cannot pass as a new press by changing how its signature is written."""
+    timestamp = str(int(time.time()))
+    assert adapter.interact({"type": 1}, timestamp=timestamp).status_code == 200
+    replayed = adapter.interact({"type": 1}, timestamp=timestamp, spell=respell)
+    assert replayed.status_code == 401
 
 
 def test_an_unsigned_body_is_not_read_and_a_huge_one_is_refused(adapter):

@@ -167,3 +167,27 @@ def test_forged_unknown_and_finished_links_change_nothing(linked):
     assert finished.status_code == 409 and "Answered elsewhere" in finished.text
     assert _record(gateway, prompt["id"])["status"] == "answered"
     assert "Staging" in httpx.get(link).text
+
+
+def test_no_link_token_reaches_the_log_at_any_level(tmp_path):
+    """Whoever reads the log must not be able to answer (#39): every use of the link is logged
+    with its token cut, and Apprise's own debug lines (its payloads) stay out, even at debug."""
+    receiver = Receiver()
+    gateway = GatewayProcess(tmp_path / "data", log_level="debug")
+    gateway.extra_args = ["--public-url", gateway.url]
+    gateway.extra_env = {"ASK_USER_NOTIFY": receiver.url}
+    gateway.start()
+    try:
+        prompt = _ask(gateway)
+        link = _link_from_notification(receiver)
+        token = link.rsplit("/", 1)[1]
+        assert httpx.get(link).status_code == 200
+        assert httpx.head(link).status_code == 200
+        form = {"attempt": "a1", "action": "answer", "q.deploy_target": "Production"}
+        assert httpx.post(link, data=form).status_code == 200
+        assert _record(gateway, prompt["id"])["status"] == "answered"
+        wait_until(lambda: gateway.log().count("/a/<token>") >= 3, timeout=20)
+        assert token not in gateway.log()
+    finally:
+        gateway.kill()
+        receiver.close()
