@@ -47,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
     build_claude_hook_parser(
         commands.add_parser("claude-hook", help="Claude Code's PreToolUse hook: its questions")
     )
-    setup_parser(commands.add_parser("setup", help="write Ask User into Claude Code's settings"))
+    setup_parser(
+        commands.add_parser(
+            "setup",
+            help="write Ask User into an agent's settings (claude-code, codex, ...)",
+        )
+    )
     from app.channels.telegram import build_parser as telegram_parser
 
     telegram_parser(commands.add_parser("telegram", help="answer from Telegram, with buttons"))

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from .client import AskUserError
+from .project import project_session_key
 
 TOOL = "AskUserQuestion"
 EVENT = "PreToolUse"
@@ -68,12 +68,7 @@ def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, s
 def session_key(hook: dict[str, Any]) -> str:
     """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
     project = os.environ.get("CLAUDE_PROJECT_DIR") or hook.get("cwd") or os.getcwd()
-    path = str(project)
-    home = str(Path.home())
-    if path == home or path.startswith(home + os.sep):
-        path = "~" + path[len(home) :]
-    key = f"{SESSION_PREFIX}:{path}"
-    return key if len(key) <= 200 else f"{SESSION_PREFIX}:…{path[-180:]}"
+    return project_session_key(SESSION_PREFIX, project)
 
 
 def decision(

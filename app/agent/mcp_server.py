@@ -6,12 +6,18 @@ silent: it reports progress every `PROGRESS_SECONDS` (clients that reset their t
 progress keep waiting). A call re-issued with the same arguments while its prompt is pending
 attaches to that prompt; the last call to stop waiting on a prompt (cancelled by the client, or
 its connection closed) cancels it.
+
+Each server process asks in a pending slot of its own (PROTOCOL.md v1.4): its sessionKey names
+the program and its project (`claude-code:~/code/shop`), its agentId the program and this
+process (`claude-code/3f2a9c1e`), so two agents on one machine never stand in each other's way.
+`--session-key` keeps the older meaning: one slot for that key.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import signal
 import time
 from collections.abc import Callable
@@ -27,6 +33,7 @@ from app import __version__
 
 from . import asking
 from .client import AskUserError, HttpAsker, prompt_body, settings
+from .project import client_slug, project_session_key
 from .tool import DESCRIPTION, TOOL_NAME, mcp_tool
 
 SESSION_KEY_ENV = "ASK_USER_SESSION_KEY"
@@ -82,6 +89,12 @@ def _error_result(exc: AskUserError) -> types.CallToolResult:
     if exc.fields:
         error["fields"] = [{"path": f.path, "message": f.message} for f in exc.fields]
     return _text_result({"error": error}, is_error=True)
+
+
+def program_of(ctx: Any) -> str:
+    """The asking program, as its MCP client named itself at initialize (`claude-code`)."""
+    params = getattr(getattr(ctx, "session", None), "client_params", None)
+    return client_slug(params.client_info.name if params is not None else None)
 
 
 def waiting_message(seconds_left: float) -> str:
@@ -212,14 +225,22 @@ async def serve_stdio(
 ) -> None:
     """Serve until stdin closes or a signal (SIGTERM, SIGHUP, Ctrl-C) stops the process; either
     way, prompts still waiting are cancelled at the gateway before it exits."""
+    explicit_key = session_key or os.environ.get(SESSION_KEY_ENV)
+    this_process = secrets.token_hex(4)
     async with HttpAsker(settings(gateway_url, token)) as asker:
-        where = Asking(
-            asker,
-            session_key or os.environ.get(SESSION_KEY_ENV) or "main",
-            agent_id,
-            run_id,
-        )
-        tool = AskUserTool(lambda ctx: where)
+
+        def asking_for(ctx: Any) -> Asking:
+            if explicit_key:
+                return Asking(asker, explicit_key, agent_id, run_id)
+            program = program_of(ctx)
+            return Asking(
+                asker,
+                project_session_key(program, os.getcwd()),
+                agent_id or f"{program}/{this_process}",
+                run_id,
+            )
+
+        tool = AskUserTool(asking_for)
         server = build_server(tool)
         async with anyio.create_task_group() as tg:
 

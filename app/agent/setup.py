@@ -1,10 +1,16 @@
-"""`ask-user setup claude-code`: the hook and the MCP server, written into Claude Code's settings.
+"""`ask-user setup <client>`: Ask User written into an agent program's own settings files.
 
-User scope: the hook in `~/.claude/settings.json`, the server in `~/.claude.json`. Project
-scope: `.claude/settings.json` and `.mcp.json` in the project (shared through git, so no
-token is ever written there). Commands are absolute paths, and every timeout is above the
-prompt's: Claude Code must not give up before the person does. Running it again replaces what
-it wrote; everything else in those files is kept.
+- `claude-code`: the hook in `~/.claude/settings.json` with an allow rule for the tool, the
+  server in `~/.claude.json`; project scope: `.claude/settings.json` and `.mcp.json` in the
+  project (shared through git, so no token is ever written there).
+- `codex`: `[mcp_servers.ask-user]` in `~/.codex/config.toml` (`$CODEX_HOME`), required at
+  start, its calls approved, its tool timeout above the longest prompt, and the gateway's data
+  folder in its `env` (Codex passes stdio servers none of the shell's variables).
+- `claude-desktop`, `cursor`: their `mcpServers` JSON at each platform's documented place.
+
+Commands are absolute paths, and every timeout is above the prompt's: a client must not give
+up before the person does. Running it again changes nothing; a file it changes is backed up
+first (`<file>.bak`), and everything else in it is kept (TOML through tomlkit, byte for byte).
 """
 
 from __future__ import annotations
@@ -20,7 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from app.protocol import limits
-from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
+from app.protocol.local_gateway import (
+    AGENT_TOKEN_ENV,
+    DATA_DIR_ENV,
+    GATEWAY_URL_ENV,
+    default_data_dir,
+)
 
 from .claude_hook import TOOL
 
@@ -28,6 +39,10 @@ SERVER_NAME = "ask-user"
 HOOK_COMMAND = "claude-hook"
 MARGIN_SECONDS = 60  # how much longer than the prompt Claude Code waits for the hook / tool
 MCP_TOOL_TIMEOUT_MS = (limits.MAX_TIMEOUT_SECONDS + MARGIN_SECONDS) * 1000
+TOOL_TIMEOUT_SECONDS = limits.MAX_TIMEOUT_SECONDS + MARGIN_SECONDS
+ALLOW_RULE = f"mcp__{SERVER_NAME}__ask_user"  # Claude Code's name for the tool: asks without a
+# "Do you want to proceed?" in the terminal first
+CLIENTS = ("claude-code", "codex", "claude-desktop", "cursor")
 
 
 class SetupError(Exception):
@@ -59,20 +74,31 @@ def _read(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    """Atomically, keeping the file's mode (~/.claude.json is private)."""
+def _json(data: dict[str, Any]) -> str:
+    """As these clients write their files: two spaces, UTF-8 as is, a final new line."""
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, text: str) -> str:
+    """Atomically, keeping the file's mode (~/.claude.json is private), the old file kept as
+    `<file>.bak`; nothing at all when it already holds `text`. Says what it did."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return f"unchanged {path}"
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    backup = path.with_name(path.name + ".bak")
+    if path.exists():
+        shutil.copy2(path, backup)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+            f.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return f"wrote {path}" + (f" (the old one is {backup.name})" if backup.exists() else "")
 
 
 def _is_ours(hook: Any) -> bool:
@@ -98,20 +124,20 @@ def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> d
     current = env.get("MCP_TOOL_TIMEOUT")
     if not (isinstance(current, str) and current.isdigit() and int(current) >= MCP_TOOL_TIMEOUT_MS):
         env["MCP_TOOL_TIMEOUT"] = str(MCP_TOOL_TIMEOUT_MS)
-    return {**settings, "hooks": hooks, "env": env}
+    permissions = dict(settings.get("permissions") or {})
+    allow = list(permissions.get("allow") or [])
+    if ALLOW_RULE not in allow:
+        permissions["allow"] = [*allow, ALLOW_RULE]
+    return {**settings, "hooks": hooks, "env": env, "permissions": permissions}
 
 
 def with_server(config: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
     return {**config, "mcpServers": {**(config.get("mcpServers") or {}), SERVER_NAME: server}}
 
 
-def plan(args: argparse.Namespace) -> list[tuple[Path, dict[str, Any]]]:
-    """Each file with what it will hold."""
-    command = ask_user_command()
-    timeout = limits.clamp_timeout(args.timeout)
-    hook = shlex.join(
-        [*command, HOOK_COMMAND, *(["--timeout", str(args.timeout)] * bool(args.timeout))]
-    )
+def _gateway_env(args: argparse.Namespace, *, data_dir: bool) -> dict[str, str]:
+    """What the server needs to find the gateway: its URL and token when given, else (for a
+    client that passes on none of the shell's variables) this machine's gateway data folder."""
     env: dict[str, str] = {}
     if url := args.gateway_url or os.environ.get(GATEWAY_URL_ENV):
         env[GATEWAY_URL_ENV] = url
@@ -119,7 +145,25 @@ def plan(args: argparse.Namespace) -> list[tuple[Path, dict[str, Any]]]:
         if args.scope == "project":
             raise SetupError("--token goes only into user settings: project files are shared")
         env[AGENT_TOKEN_ENV] = args.token
-    server: dict[str, Any] = {"type": "stdio", "command": command[0], "args": [*command[1:], "mcp"]}
+    if data_dir and not env:
+        env[DATA_DIR_ENV] = str(default_data_dir().expanduser().absolute())
+    return env
+
+
+def _stdio_server(command: list[str], env: dict[str, str]) -> dict[str, Any]:
+    server: dict[str, Any] = {"command": command[0], "args": [*command[1:], "mcp"]}
+    if env:
+        server["env"] = env
+    return server
+
+
+def _claude_code(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str]]:
+    timeout = limits.clamp_timeout(args.timeout)
+    hook = shlex.join(
+        [*command, HOOK_COMMAND, *(["--timeout", str(args.timeout)] * bool(args.timeout))]
+    )
+    env = _gateway_env(args, data_dir=False)  # Claude Code passes its environment on
+    server = {"type": "stdio", **_stdio_server(command, env)}
     if args.scope == "project":
         project = Path(args.project_dir).resolve()
         settings_path = project / ".claude" / "settings.json"
@@ -131,20 +175,90 @@ def plan(args: argparse.Namespace) -> list[tuple[Path, dict[str, Any]]]:
         servers_path = (
             Path(config_dir) / ".claude.json" if config_dir else Path.home() / ".claude.json"
         )
-    if env:
-        server["env"] = env
     settings = with_hook(_read(settings_path), hook, timeout + MARGIN_SECONDS)
     if env:
         settings["env"] = {**settings["env"], **env}  # the hook reads them too
-    return [(settings_path, settings), (servers_path, with_server(_read(servers_path), server))]
+    return [
+        (settings_path, _json(settings)),
+        (servers_path, _json(with_server(_read(servers_path), server))),
+    ]
+
+
+def _codex(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str]]:
+    try:
+        import tomlkit
+        from tomlkit.exceptions import TOMLKitError
+    except ImportError:
+        raise SetupError("setup codex needs tomlkit: pip install 'ask-user[agent]'") from None
+    if args.scope == "project":
+        raise SetupError("Codex reads MCP servers from ~/.codex/config.toml: use the user scope")
+    path = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else None
+    except TOMLKitError as exc:
+        raise SetupError(
+            f"{path} is not valid TOML ({exc}); fix or move it, then run again"
+        ) from None
+    doc = doc if doc is not None else tomlkit.document()
+    servers = doc.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc["mcp_servers"] = servers
+    server = tomlkit.table()
+    for key, value in _stdio_server(command, {}).items():
+        server[key] = value
+    server["required"] = True  # the first turn waits for the tool (it was missed without)
+    server["tool_timeout_sec"] = TOOL_TIMEOUT_SECONDS  # Codex's own default stops at 300 s
+    server["default_tools_approval_mode"] = "approve"  # `codex exec` refuses calls otherwise
+    env = tomlkit.inline_table()
+    env.update(_gateway_env(args, data_dir=True))
+    server["env"] = env
+    server.add(tomlkit.nl())  # a blank line before whatever table follows
+    servers[SERVER_NAME] = server
+    return [(path, tomlkit.dumps(doc))]
+
+
+def desktop_config_path(client: str, project: Path | None = None) -> Path:
+    """Where Claude Desktop and Cursor read their MCP servers, as each documents it."""
+    if client == "cursor":
+        return (project or Path.home()) / ".cursor" / "mcp.json"
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    else:
+        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "Claude" / "claude_desktop_config.json"
+
+
+def _desktop(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str]]:
+    project = None
+    if args.scope == "project":
+        if args.agent != "cursor":
+            raise SetupError("Claude Desktop has no project settings: use the user scope")
+        project = Path(args.project_dir).resolve()
+    path = desktop_config_path(args.agent, project)
+    env = _gateway_env(args, data_dir=project is None)  # a project's file is shared: no paths
+    return [(path, _json(with_server(_read(path), _stdio_server(command, env))))]
+
+
+def plan(args: argparse.Namespace) -> list[tuple[Path, str]]:
+    """Each file with the whole text it will hold."""
+    command = ask_user_command()
+    if args.agent == "claude-code":
+        return _claude_code(args, command)
+    if args.agent == "codex":
+        return _codex(args, command)
+    return _desktop(args, command)
 
 
 def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.description = (
         "Write Ask User into an agent's settings: the MCP server, and for Claude Code the hook "
-        "that sends its own questions (AskUserQuestion) to your phone."
+        "that sends its own questions (AskUserQuestion) to your phone. A file it changes is "
+        "backed up as <file>.bak; running it again changes nothing."
     )
-    parser.add_argument("agent", choices=["claude-code"])
+    parser.add_argument("agent", choices=CLIENTS)
     parser.add_argument("--scope", choices=["user", "project"], default="user")
     parser.add_argument("--project-dir", default=".", help="with --scope project (default: .)")
     parser.add_argument("--print", action="store_true", help="show the files; write nothing")
@@ -154,22 +268,28 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+NEXT_STEP = {
+    "claude-code": "Claude Code now asks on your phone: restart it (or /hooks) to load the hook.",
+    "codex": "Codex now asks on your phone: start a new session.",
+    "claude-desktop": "Claude Desktop now asks on your phone: quit and open it again.",
+    "cursor": "Cursor now asks on your phone: reload its MCP servers (Settings → MCP).",
+}
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         files = plan(args)
     except SetupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    for path, data in files:
+    for path, text in files:
         if args.print:
-            print(f"# {path}\n{json.dumps(data, indent=2, ensure_ascii=False)}")
+            print(f"# {path}\n{text}")
         else:
-            _write(path, data)
-            print(f"wrote {path}")
+            print(_write(path, text))
     if not args.print:
         print(
-            "Claude Code now asks on your phone: restart it (or run /hooks) to load the hook. "
-            f"The agent token comes from ${AGENT_TOKEN_ENV}, or from the gateway's tokens.json "
-            "on this machine."
+            f"{NEXT_STEP[args.agent]} The agent token comes from ${AGENT_TOKEN_ENV}, or from "
+            "the gateway's tokens.json on this machine."
         )
     return 0

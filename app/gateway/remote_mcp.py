@@ -26,7 +26,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from app.agent.asking import RUN_ABORT, Unreachable
 from app.agent.client import AskUserError
-from app.agent.mcp_server import Asking, AskUserTool, build_server
+from app.agent.mcp_server import Asking, AskUserTool, build_server, program_of
 from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
 from .service import Gateway, fingerprint
@@ -86,11 +86,16 @@ class RemoteMcp:
     def _asking_for(self, ctx: Any) -> Asking:
         request = ctx.request  # the Starlette request the transport made of our scope
         caller = request.scope[CALLER_KEY]
-        session_key = request.headers.get(SESSION_HEADER) or DEFAULT_SESSION_KEY
         owner = fingerprint(caller.token)
+        # With no header, each MCP session asks in a slot of its own (PROTOCOL.md v1.4).
+        session_key, agent_id = request.headers.get(SESSION_HEADER), None
+        if not session_key:
+            session = (request.headers.get(MCP_SESSION_ID_HEADER) or "")[:8]
+            session_key, agent_id = DEFAULT_SESSION_KEY, f"{program_of(ctx)}/{session}"
         return Asking(
             GatewayAsker(self.state.gateway, owner, caller.person),
             session_key,
+            agent_id,
             owner=owner,
             stream_lost=request.scope.get(STREAM_LOST_KEY),
         )

@@ -64,20 +64,24 @@ def _env(gateway) -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def mcp_session(gateway, transport: str, session_key: str) -> AsyncIterator[ClientSession]:
-    """An initialized client session: the stdio server as a process, or the gateway's /mcp."""
+async def mcp_session(
+    gateway, transport: str, session_key: str | None, cwd: Path | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized client session: the stdio server as a process (in `cwd`), or the
+    gateway's /mcp; `session_key=None` is the default configuration (no key, no header)."""
     if transport == "stdio":
         params = StdioServerParameters(
             command=sys.executable,
-            args=["-m", "app", "mcp", "--session-key", session_key],
+            args=["-m", "app", "mcp", *(["--session-key", session_key] if session_key else [])],
             env=_env(gateway),
+            cwd=cwd,
         )
         opened = stdio_client(params)
     else:
-        http = httpx2.AsyncClient(
-            headers={"Authorization": f"Bearer {AGENT_TOKEN}", "Ask-User-Session": session_key},
-            timeout=httpx2.Timeout(30, read=300),
-        )
+        headers = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+        if session_key:
+            headers["Ask-User-Session"] = session_key
+        http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300))
         opened = streamable_http_client(f"{gateway.url}/mcp", http_client=http)
     async with opened as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -101,6 +105,44 @@ async def _wait_pending(gateway, session_key: str) -> dict:
 def _answered(result) -> dict:
     assert result.is_error is not True, result.content[0].text
     return json.loads(result.content[0].text)
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_two_agents_configured_alike_ask_at_once_each_in_its_own_slot(gateway, transport, tmp_path):
+    """PROTOCOL.md v1.4 (#40): the default configuration gives every agent its own pending
+    slot, in the project's sessionKey, so the second agent no longer gets pending_exists."""
+    project = tmp_path / "shop-api"
+    project.mkdir()
+
+    async def scenario() -> tuple[list[dict], list[dict]]:
+        async with (
+            mcp_session(gateway, transport, None, cwd=project) as first,
+            mcp_session(gateway, transport, None, cwd=project) as second,
+        ):
+            calls = [
+                asyncio.create_task(agent.call_tool("ask_user", QUESTIONS))
+                for agent in (first, second)
+            ]
+
+            def both_pending() -> list[dict] | None:
+                pending = [p for p in _prompts(gateway) if p["status"] == "pending"]
+                return pending if len(pending) == 2 else None
+
+            prompts = await asyncio.to_thread(wait_until, both_pending, 20)
+            for prompt, label in zip(prompts, ["Light", "Dark (Recommended)"], strict=True):
+                answer = {"answers": {"color": [label]}}
+                await asyncio.to_thread(device_post, gateway.url, prompt["id"], "answer", answer)
+            return prompts, [_answered(await call) for call in calls]
+
+    prompts, results = asyncio.run(scenario())
+    assert sorted(r["answers"]["answers"]["color"][0] for r in results) == [
+        "Dark (Recommended)",
+        "Light",
+    ]  # each agent got the answer to its own prompt
+    keys = {p["sessionKey"] for p in prompts}
+    assert keys == ({f"mcp:{project}"} if transport == "stdio" else {"main"}), keys
+    agents = [p["agentId"] for p in prompts]
+    assert len(set(agents)) == 2 and all(a.startswith("mcp/") for a in agents), agents
 
 
 def test_a_call_answered_after_45_s_hears_progress_at_least_every_15_s(gateway):

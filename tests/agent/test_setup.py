@@ -9,14 +9,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from app.agent.setup import MCP_TOOL_TIMEOUT_MS
 
 
-def _setup(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+def _setup(
+    home: Path, *args: str, cwd: Path | None = None, client: str = "claude-code"
+) -> subprocess.CompletedProcess:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ASK_USER_", "CLAUDE_", "CODEX_", "XDG_", "APPDATA"))
+    }
     env["HOME"] = str(home)
     return subprocess.run(
-        [sys.executable, "-m", "app", "setup", "claude-code", *args],
+        [sys.executable, "-m", "app", "setup", client, *args],
         env=env,
         cwd=cwd,
         capture_output=True,
@@ -49,6 +57,7 @@ def test_user_scope_writes_the_hook_and_the_server_with_absolute_commands(tmp_pa
     assert hook["timeout"] == 660  # above the prompt's own 600 s
     assert settings["env"]["MCP_TOOL_TIMEOUT"] == str(MCP_TOOL_TIMEOUT_MS)
     assert settings["env"]["ASK_USER_GATEWAY_URL"] == "http://gw.lan:8765"
+    assert settings["permissions"]["allow"] == ["mcp__ask-user__ask_user"]  # once, after 2 runs
 
     servers = json.loads(servers_path.read_text())
     assert servers["n"] == 1 and servers["mcpServers"]["other"] == {"command": "x"}
@@ -114,3 +123,92 @@ def test_the_readmes_agent_snippets_parse_and_match_what_setup_writes():
         for server in (config.get("mcpServers") or config.get("mcp_servers") or {}).values():
             if "command" in server:
                 assert server["command"] == "/abs/ask-user" and server["args"][0] == "mcp"
+
+
+CODEX_BEFORE = """# my Codex settings
+model = "o4"  # the one I like
+
+[mcp_servers.other]
+command = "other-server"
+args = ["--fast"]
+
+[profiles.work]
+approval_policy = "on-request"
+"""
+
+
+def test_codex_gets_a_server_that_works_in_codex_exec_and_keeps_the_rest(tmp_path):
+    """#40: required at start (the first turn sees the tool), calls approved (`codex exec`
+    refused them), a tool timeout past the longest prompt (Codex stops at 300 s), and the data
+    folder in its env (Codex passes stdio servers none of the shell's variables)."""
+    import tomllib
+
+    path = tmp_path / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(CODEX_BEFORE)
+    done = _setup(tmp_path, client="codex")
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    ours = text[text.index("[mcp_servers.ask-user]") : text.index("[profiles.work]")]
+    assert text.replace(ours, "") == CODEX_BEFORE  # every byte that was there, comments too
+    assert (path.parent / "config.toml.bak").read_text() == CODEX_BEFORE
+    config = tomllib.loads(text)
+    assert config["model"] == "o4" and config["profiles"]["work"]["approval_policy"]
+    assert config["mcp_servers"]["other"] == {"command": "other-server", "args": ["--fast"]}
+    server = config["mcp_servers"]["ask-user"]
+    assert Path(server["command"]).is_absolute() and server["args"] == ["mcp"]
+    assert server["required"] is True
+    assert server["default_tools_approval_mode"] == "approve"
+    assert server["tool_timeout_sec"] > 3600
+    assert server["env"] == {
+        "ASK_USER_GATEWAY_DATA": str(tmp_path / ".local" / "share" / "ask-user")
+    }
+    again = _setup(tmp_path, client="codex")
+    assert again.returncode == 0 and "unchanged" in again.stdout
+    assert path.read_text() == text
+
+
+def test_a_broken_codex_file_is_named_and_left_alone(tmp_path):
+    path = tmp_path / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text("model = \n")
+    done = _setup(tmp_path, client="codex")
+    assert done.returncode == 1 and str(path) in done.stderr and "not valid TOML" in done.stderr
+    assert path.read_text() == "model = \n"
+
+
+@pytest.mark.parametrize(
+    ("client", "where"),
+    [
+        ("cursor", Path(".cursor") / "mcp.json"),
+        ("claude-desktop", Path(".config") / "Claude" / "claude_desktop_config.json"),
+    ],
+)
+def test_desktop_clients_get_a_server_with_no_placeholder(tmp_path, client, where):
+    path = tmp_path / where
+    path.parent.mkdir(parents=True)
+    before = {"mcpServers": {"other": {"command": "x"}}, "globalShortcut": "Ctrl+Space"}
+    path.write_text(json.dumps(before))
+    done = _setup(tmp_path, client=client)
+    assert done.returncode == 0, done.stderr
+    config = json.loads(path.read_text())
+    assert config["globalShortcut"] == "Ctrl+Space"
+    assert config["mcpServers"]["other"] == {"command": "x"}
+    server = config["mcpServers"]["ask-user"]
+    assert Path(server["command"]).is_absolute() and server["args"] == ["mcp"]
+    assert server["env"] == {
+        "ASK_USER_GATEWAY_DATA": str(tmp_path / ".local" / "share" / "ask-user")
+    }
+    assert "..." not in path.read_text()
+    assert json.loads((path.parent / (path.name + ".bak")).read_text()) == before
+    assert "unchanged" in _setup(tmp_path, client=client).stdout
+
+
+def test_project_scope_where_a_client_has_none_is_refused(tmp_path):
+    for client in ("codex", "claude-desktop"):
+        done = _setup(tmp_path, "--scope", "project", client=client)
+        assert done.returncode == 1 and "use the user scope" in done.stderr
+    done = _setup(tmp_path, "--scope", "project", "--project-dir", str(tmp_path), client="cursor")
+    assert done.returncode == 0, done.stderr
+    server = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["ask-user"]
+    assert "env" not in server  # a project's file is shared: no paths of this machine
