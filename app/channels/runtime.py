@@ -128,11 +128,23 @@ class JsonEndpoint:
 async def serve_http(
     app: JsonEndpoint, host: str, port: int, stop: asyncio.Event, started: Any = None
 ) -> None:
-    """Serve `app` until `stop` is set; `started(server)` once it listens."""
+    """Serve `app` until `stop` is set; `started(server)` once it listens. These endpoints face
+    the internet: a request's headers must be in within 10 s and a declared body within 30 s,
+    as at the gateway (the same protocol), or the connection is answered 408 and closed."""
     import uvicorn
 
+    from app.http_deadlines import DeadlineHttpProtocol
+
     server = uvicorn.Server(
-        uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+        uvicorn.Config(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            lifespan="off",
+            http=DeadlineHttpProtocol,
+            ws="none",
+        )
     )
     serving = asyncio.create_task(server.serve())
     try:

@@ -1,24 +1,18 @@
 """Connections that cannot stall everyone, and that answer the cheap requests themselves.
 
-uvicorn's HTTP protocol (httptools) takes headers of any size and waits for them forever: one
-50 MB header kept the loop busy for seconds, and thousands of connections trickling headers
-stayed open until descriptors ran out (#14). This protocol answers 431 past
-`MAX_HEADER_BYTES` and closes a connection whose request line and headers have not all
-arrived within `HEADER_TIMEOUT_SECONDS` of their first byte (or of the connection opening).
-
-It also answers a request whose endpoint never awaits (the router's `answer_at_once`) right
-where it is parsed: no ASGI cycle, no task, and a long-poll that parks is one small object until
-the bytes of its shared page are written. uvicorn's per-request work was most of what each
-subscribed device cost per event (#16), and a third of what a create or an answer cost (#27).
-A request with a body is admitted when its headers are in and answered when its body is
-(declared with Content-Length; a chunked one, or one that expects `100 Continue`, goes
-uvicorn's way).
+The header limit and the deadlines for headers and bodies are `DeadlineHttpProtocol`'s
+(app/http_deadlines.py), shared with the chat adapters' endpoints. This protocol also answers
+a request whose endpoint never awaits (the router's `answer_at_once`) right where it is
+parsed: no ASGI cycle, no task, and a long-poll that parks is one small object until the bytes
+of its shared page are written. uvicorn's per-request work was most of what each subscribed
+device cost per event (#16), and a third of what a create or an answer cost (#27). A request
+with a body is admitted when its headers are in and answered when its body is (declared with
+Content-Length; a chunked one, or one that expects `100 Continue`, goes uvicorn's way).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import urllib.parse
@@ -27,9 +21,10 @@ from typing import Any, cast
 
 import httptools
 from starlette.responses import Response
-from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 
-from app.protocol import ErrorCode, ProtocolError
+from app.http_deadlines import MAX_HEADER_BYTES, DeadlineHttpProtocol
+from app.protocol import ProtocolError
 
 from .feed import Later, Outcome, Page
 from .request_log import log_request
@@ -38,10 +33,8 @@ from .routing import WithBody
 
 log = logging.getLogger("ask_user.gateway")
 
-MAX_HEADER_BYTES = 32 * 1024  # the request line and all headers; nginx's default is 32 KiB
-HEADER_TIMEOUT_SECONDS = 10.0
-BODY_TIMEOUT_SECONDS = 30.0  # a declared body (at most 64 KiB) must be in by then
-SWEEP_SECONDS = 1.0
+__all__ = ["MAX_HEADER_BYTES", "GuardedHttpProtocol", "connection_limit", "page_wire"]
+
 _STARTED = "ask_user.started"  # in a scope, when requests are logged
 JSON_BYTES = JSON.encode()
 _RESERVED_DESCRIPTORS = 64  # for the store, logs and the listener, beyond connections
@@ -94,12 +87,10 @@ class _OneWritePerResponse:
         return getattr(self._transport, name)
 
 
-class GuardedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a header size limit, a header deadline, one write per
-    response, and requests answered at once. Beside uvicorn's, each connection has
-    `_header_bytes` (the bytes of the request's headers so far, -1 once they are complete),
-    `_at_once` (the request being parsed is answered here, so uvicorn's cycle must not see
-    it) and `_later` (the long-poll parked for this connection).
+class GuardedHttpProtocol(DeadlineHttpProtocol):
+    """The deadline protocol with one write per response and requests answered at once. Beside
+    its, each connection has `_later` (the long-poll parked for this connection) and
+    `_with_body` (a request admitted at once, waiting for its body).
 
     What it serves with is given to the class, not looked up in the lifespan's state:
     `serving(answer_at_once, release_parked)` makes the protocol class for one app."""
@@ -128,16 +119,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
-        self._header_bytes = 0
-        self._in_body = False  # a declared body is still coming
-        self._at_once = False
         self._later: Later | None = None
         self._with_body: WithBody | None = None  # answered at once when its body is in
         self._body: list[bytes] = []
         self._watch = PipelineWatch(lambda: bool(self.pipeline))  # for polls served as ASGI
-        self._headers_due: float | None = None  # see _HeaderDeadlines
-        self._deadlines = _HeaderDeadlines.of(self.server_state, self.loop)
-        self._deadlines.watch(self)
         super().on_message_begin()  # uvicorn's scope, once: every request's starts as a copy
         self._scope_template = {
             k: v for k, v in self.scope.items() if k not in ("headers", "state")
@@ -146,15 +131,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._later is not None:  # a pipelined request: the parked poll answers first
             self._later.answer_now()
-        starts = self._header_bytes == 0  # the first bytes of a request
-        if self._header_bytes >= 0:
-            self._header_bytes += len(data)
         super().data_received(data)
-        # Still in the headers after all of this: every byte counted was a header byte.
-        if self._header_bytes > MAX_HEADER_BYTES:
-            self._refuse(431, b"Request Header Fields Too Large")
-        elif starts and self._header_bytes > 0:  # they did not all come at once: time them
-            self._deadlines.watch(self)
 
     def shutdown(self) -> None:
         """The server is stopping: first let the app answer what it holds parked (long-polls
@@ -181,50 +158,24 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self.headers = []
         self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]
 
-    def on_headers_complete(self) -> None:
-        self._header_bytes = -1
-        self._headers_due = None
-        size, has_body = len(self.url), False  # one pass over what uvicorn's callbacks kept
-        chunked = False
-        for name, value in self.headers:
-            size += len(name) + len(value) + 4
-            if name == b"content-length":
-                has_body = value.strip() not in (b"", b"0")
-            elif name == b"transfer-encoding":
-                has_body = chunked = True
-        if size > MAX_HEADER_BYTES:  # all of it came in the read that ended it
-            self._at_once = True  # nothing of this request reaches uvicorn's cycle
-            self._refuse(431, b"Request Header Fields Too Large")
-            return
-        if has_body:  # it must come in time, whoever reads it (or skips it)
-            self._in_body = True
-            self._deadlines.watch(self, BODY_TIMEOUT_SECONDS)
+    def serve_request(self, chunked: bool) -> None:
         if not self._answer_at_once(chunked):
             self.scope["state"] = self.app_state.copy()
             self.scope[PIPELINE_WATCH] = self._watch  # type: ignore[literal-required]
-            super().on_headers_complete()
+            super().serve_request(chunked)
 
     def on_body(self, body: bytes) -> None:
         if self._with_body is not None:  # at most the declared length, within the limit
             self._body.append(body)
-        elif not self._at_once:  # a body sent with a GET answered at once is not read
+        else:  # a body sent with a GET answered at once is not read
             super().on_body(body)
 
-    def on_message_complete(self) -> None:
-        if self._in_body:
-            self._in_body = False
-            self._headers_due = None
-        if self._at_once:
-            self._at_once = False
-            if (with_body := self._with_body) is not None:
-                self._with_body, raw, self._body = None, b"".join(self._body), []
-                self._reply(with_body.finish(raw), after_woken=True)
-        else:
-            super().on_message_complete()
-        self._header_bytes = 0  # what follows is the next request
+    def finish_at_once(self) -> None:
+        if (with_body := self._with_body) is not None:
+            self._with_body, raw, self._body = None, b"".join(self._body), []
+            self._reply(with_body.finish(raw), after_woken=True)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._headers_due = None
         if self._later is not None:
             self._later.detach()
             self._later = None
@@ -328,46 +279,12 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     # ---- refusals -----------------------------------------------------------------------
 
-    def headers_late(self) -> None:
-        if self._in_body and not self.transport.is_closing():
-            # A body that stalls: answered already (a GET answered at once), just close;
-            # otherwise say why. The handler waiting for it sees the client gone.
-            if self._with_body is not None:  # admitted at once, its body never all came
-                self._with_body = None
-                self._refuse(408, b"Request Timeout")
-            elif self._at_once or (self.cycle is not None and self.cycle.response_started):
-                self.transport.close()
-            else:
-                self._refuse(408, b"Request Timeout")
-            return
-        if self._header_bytes >= 0 and not self.transport.is_closing():
-            if self._header_bytes:  # a request was started and not finished: say why
-                self._refuse(408, b"Request Timeout")
-            else:
-                self.transport.close()
-
-    def _refuse(self, status: int, reason: bytes) -> None:
-        """A JSON error like every other, then close: the rest of this request is not read."""
-        self._header_bytes = -1
-        if self.transport.is_closing():
-            return
-        if status == 431:
-            error = ProtocolError(
-                ErrorCode.HEADERS_TOO_LARGE,
-                f"the request line and headers are limited to {MAX_HEADER_BYTES} bytes",
-            )
-        elif status == 503:
-            error = ProtocolError(
-                ErrorCode.UNAVAILABLE, "the gateway is restarting: nothing changed, retry"
-            )
-        else:
-            error = ProtocolError(ErrorCode.REQUEST_TIMEOUT, "the request was not sent in time")
-        body = json.dumps(error.to_body(), separators=(",", ":")).encode()
-        self.transport.write(
-            b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
-            b"connection: close\r\n\r\n%s" % (status, reason, len(body), body)
-        )
-        self.transport.close()
+    def body_late(self) -> bool:
+        if self._with_body is None:
+            return False
+        self._with_body = None  # admitted at once, its body never all came
+        self._refuse(408, b"Request Timeout")
+        return True
 
 
 class _Ready(Later):
@@ -420,49 +337,6 @@ def _frame(
         head += [name, b": ", value, b"\r\n"]
     head.append(b"\r\n")
     return b"".join(head) + body
-
-
-class _HeaderDeadlines:
-    """When each connection's request headers are due (or, idle after an answer given at once,
-    its next request), swept once a second by one timer. Watching is an attribute on the
-    connection: a timer, or even a dict entry, per request cost a tenth of a long-poll's CPU
-    (#16)."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, connections: set) -> None:
-        self._loop = loop
-        self._connections = connections  # uvicorn's: every open connection of this server
-        self._sweeping = False
-
-    @classmethod
-    def of(cls, server_state: Any, loop: asyncio.AbstractEventLoop) -> _HeaderDeadlines:
-        found = getattr(server_state, "ask_user_header_deadlines", None)
-        if found is None:
-            found = cls(loop, server_state.connections)
-            server_state.ask_user_header_deadlines = found
-        return found
-
-    def watch(self, connection: GuardedHttpProtocol, seconds: float | None = None) -> None:
-        """Close `connection` (or answer 408) unless a request's headers are all in within
-        `seconds` (HEADER_TIMEOUT_SECONDS): from now, its first byte, or, on an idle keep-alive
-        connection, its last answer. Its `_headers_due = None` (once they are in) stops it."""
-        timeout = HEADER_TIMEOUT_SECONDS if seconds is None else seconds
-        connection._headers_due = self._loop.time() + timeout
-        if not self._sweeping:
-            self._sweeping = True
-            self._loop.call_later(SWEEP_SECONDS, self._sweep)
-
-    def _sweep(self) -> None:
-        now, watched = self._loop.time(), False
-        for connection in list(self._connections):
-            due = getattr(connection, "_headers_due", None)
-            if due is not None and due <= now:
-                connection._headers_due = None
-                connection.headers_late()
-            elif due is not None:
-                watched = True
-        self._sweeping = watched  # the next watch() starts it again
-        if self._sweeping:
-            self._loop.call_later(SWEEP_SECONDS, self._sweep)
 
 
 def connection_limit() -> int:

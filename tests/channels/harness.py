@@ -112,3 +112,26 @@ class Agent:
     def stop(self) -> None:
         self._abort.set()
         self._thread.join(30)
+
+
+def stalled_bodies_are_cut(port: int, path: str, signature_headers: dict[str, str]) -> None:
+    """Connections that send signed headers and one byte of a 60,000-byte body (#39): each is
+    answered 408 and closed once the body deadline passes, not held open for ever."""
+    head = "".join(f"{name}: {value}\r\n" for name, value in signature_headers.items())
+    request = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 60000\r\n\r\nx"
+    ).encode()
+    stalled = []
+    for _ in range(20):
+        conn = socket.create_connection(("127.0.0.1", port), timeout=15)
+        conn.sendall(request)
+        stalled.append(conn)
+    try:
+        for conn in stalled:
+            answer = b""
+            while chunk := conn.recv(4096):  # until the server closes it (or the 15 s timeout)
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 408"), answer
+    finally:
+        for conn in stalled:
+            conn.close()

@@ -13,13 +13,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from app import http_deadlines
 from app.channels import adapter as channel
 from app.channels.discord import serve
 from app.channels.runtime import Joining
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 from .fake_discord import FakeDiscord
-from .harness import SEVERAL, SINGLE, Agent, RunningChannel
+from .harness import SEVERAL, SINGLE, Agent, RunningChannel, stalled_bodies_are_cut
 
 BOT_TOKEN = "discord-bot-token"
 CHANNEL = "112233445566"
@@ -184,3 +185,12 @@ def test_a_press_from_another_channel_is_told_only_to_the_presser(fake, gateway,
     response = adapter.interact(_component(message, custom_id, channel_id="999"))
     assert response.json() == {"type": 4, "data": {"content": channel.NOT_ALLOWED, "flags": 64}}
     assert [p["status"] for p in gateway.device.get("/v1/prompts").json()["prompts"]] == ["pending"]
+
+
+def test_a_body_that_never_comes_is_cut_at_its_deadline(adapter, monkeypatch):
+    monkeypatch.setattr(http_deadlines, "BODY_TIMEOUT_SECONDS", 0.5)
+    stalled_bodies_are_cut(
+        adapter.port,
+        "/discord/interactions",
+        {"X-Signature-Ed25519": "00" * 64, "X-Signature-Timestamp": "1"},
+    )

@@ -11,13 +11,14 @@ import httpx
 import pytest
 from slack_sdk.signature import SignatureVerifier
 
+from app import http_deadlines
 from app.channels import adapter as channel
 from app.channels.runtime import Joining
 from app.channels.slack import serve
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 from .fake_slack import FakeSlack
-from .harness import SEVERAL, SINGLE, Agent, RunningChannel
+from .harness import SEVERAL, SINGLE, Agent, RunningChannel, stalled_bodies_are_cut
 
 BOT_TOKEN = "xoxb-test-token"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -178,3 +179,12 @@ def test_an_unsigned_body_is_not_read_and_a_huge_one_is_refused(adapter):
     assert httpx.post(url, content=b"x" * 1_000_000).status_code == 401
     signed_looking = {"X-Slack-Request-Timestamp": "1", "X-Slack-Signature": "v0=00"}
     assert httpx.post(url, content=b"x" * 1_000_000, headers=signed_looking).status_code == 413
+
+
+def test_a_body_that_never_comes_is_cut_at_its_deadline(adapter, monkeypatch):
+    monkeypatch.setattr(http_deadlines, "BODY_TIMEOUT_SECONDS", 0.5)
+    stalled_bodies_are_cut(
+        adapter.port,
+        "/slack/interactions",
+        {"X-Slack-Request-Timestamp": "1", "X-Slack-Signature": "v0=00"},
+    )

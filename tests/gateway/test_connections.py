@@ -9,13 +9,13 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from app.gateway import connections
+from app import http_deadlines
 from tests.support import start_gateway
 
 
 @pytest.fixture
 def quick_headers(monkeypatch, tmp_path):
-    monkeypatch.setattr(connections, "HEADER_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(http_deadlines, "HEADER_TIMEOUT_SECONDS", 0.5)
     running = start_gateway(tmp_path)
     yield running
     running.stop()

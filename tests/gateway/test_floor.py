@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from app.gateway import connections
+from app import http_deadlines
 from tests.support import AGENT_TOKEN, DEVICE_TOKEN, GatewayProcess, start_gateway, wait_until
 
 
@@ -33,7 +33,7 @@ def _read_all(sock: socket.socket) -> bytes:
 
 @pytest.fixture
 def quick_bodies(monkeypatch, tmp_path):
-    monkeypatch.setattr(connections, "BODY_TIMEOUT_SECONDS", 0.5)
+    monkeypatch.setattr(http_deadlines, "BODY_TIMEOUT_SECONDS", 0.5)
     running = start_gateway(tmp_path)
     yield running
     running.stop()

@@ -1,4 +1,5 @@
-"""What `app/gateway/connections.py` borrows from uvicorn's private HTTP protocol, held still.
+"""What `app/http_deadlines.py` and `app/gateway/connections.py` borrow from uvicorn's private HTTP
+protocol, held still.
 
 The layer subclasses `HttpToolsProtocol` (it was measured 1.7–2.2× cheaper per subscribed
 device than stock uvicorn, #23), so an upgrade of uvicorn can break it silently. This test
