@@ -28,6 +28,18 @@ TOKENS = Tokens(
 )
 
 
+MCP_INITIALIZE = {  # an MCP client's first message, written by hand
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+
+
 def wait_until(condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.01) -> Any:
     """Poll a condition until it holds (returns its value) or the deadline passes."""
     deadline = time.monotonic() + timeout

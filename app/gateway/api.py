@@ -488,7 +488,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *(
         Endpoint(
             method, "/mcp", mcp, "agent", summary, "agent", response="mcp", mount=True,
-            errors=(400, 404) if method != "POST" else (400, 404, 406),
+            errors=(400, 404, 429) if method != "POST" else (400, 404, 406, 429),
         )
         for method, summary in (
             ("POST", "MCP: send a message"),
@@ -508,7 +508,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     # devices and pairing
     Endpoint(
         "POST", "/v1/pairings", create_pairing, "admin", "Make a pairing code", "admin",
-        status=201, response=Pairing, body=PairingRequest, body_required=False,
+        status=201, response=Pairing, errors=(404,), body=PairingRequest, body_required=False,
     ),
     Endpoint(
         "POST", "/v1/devices", pair_device, None, "Pair a device with a code", "pairing",

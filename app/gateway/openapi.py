@@ -38,10 +38,47 @@ _STATUS_TEXT = {
     "the connection is closed.",
     413: f"The request body is over {limits.MAX_BODY_BYTES // 1024} KiB (`payload_too_large`).",
     422: "Invalid input, with `fields` naming each problem.",
-    429: "Too many wrong pairing codes or answer links from this address (`too_many_attempts`).",
+    429: "Too many wrong pairing codes or answer links from this address (`too_many_attempts`), "
+    "or, on /mcp, this agent token's or person's share of MCP sessions is in use.",
     503: "The store could not take the write (`unavailable`): nothing changed; retry.",
 }
 
+
+# /mcp speaks JSON-RPC (MCP Streamable HTTP, served by the SDK): its messages and errors.
+_JSONRPC_MESSAGE = {
+    "description": "A JSON-RPC message of MCP; without `Mcp-Session-Id`, only `initialize`.",
+    "anyOf": [
+        {  # a request or, without an id, a notification
+            "type": "object",
+            "required": ["jsonrpc", "method"],
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {"type": ["string", "integer"]},
+                "method": {"type": "string"},
+                "params": {"type": "object"},
+            },
+        },
+        {  # the answer to a request of the server's
+            "type": "object",
+            "required": ["jsonrpc", "id"],
+            "oneOf": [{"required": ["result"]}, {"required": ["error"]}],
+            "properties": {"jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer"]}},
+        },
+    ],
+}
+_JSONRPC_ERROR = {
+    "type": "object",
+    "required": ["jsonrpc", "error"],
+    "properties": {
+        "jsonrpc": {"const": "2.0"},
+        "id": {},
+        "error": {
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {"code": {"type": "integer"}, "message": {"type": "string"}},
+        },
+    },
+}
 
 Mode = Literal["validation", "serialization"]
 ModelKey = tuple[type[BaseModel], Mode]
@@ -114,11 +151,19 @@ def _operation(endpoint: Endpoint, refs: dict[Any, Any]) -> dict:
         schema = refs[(endpoint.response, "serialization")]
         success["content"] = {"application/json": {"schema": schema}}
     responses: dict[str, Any] = {str(endpoint.status): success}
+    if endpoint.response == "mcp" and endpoint.method == "POST":
+        responses["202"] = {"description": "A notification or a response, taken (no body)"}
     if endpoint.replays:
         responses["200"] = {"description": "Idempotent replay", **{"content": success["content"]}}
     error: dict[str, Any] = {"application/json": {"schema": refs[(ErrorBody, "serialization")]}}
     if endpoint.response == "html":  # a page's own refusals are pages too
         error["text/html"] = {"schema": {"type": "string"}}
+    elif endpoint.response == "mcp":  # the SDK's refusals: JSON-RPC errors, or a line of text
+        either = [error["application/json"]["schema"], {"$ref": _REF.format(model="JsonRpcError")}]
+        error = {
+            "application/json": {"schema": {"anyOf": either}},
+            "text/plain": {"schema": {"type": "string"}},
+        }
     for status in _error_statuses(endpoint):
         responses[str(status)] = {"description": _STATUS_TEXT[status], "content": error}
     operation: dict[str, Any] = {
@@ -129,6 +174,13 @@ def _operation(endpoint: Endpoint, refs: dict[Any, Any]) -> dict:
         "parameters": _parameters(endpoint),
         "responses": dict(sorted(responses.items())),
     }
+    if endpoint.response == "mcp" and endpoint.method == "POST":
+        operation["requestBody"] = {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": _REF.format(model="JsonRpcMessage")}}
+            },
+        }
     if endpoint.body is not None:
         operation["requestBody"] = {
             "required": endpoint.body_required,
@@ -154,7 +206,11 @@ def openapi_document(
         "info": {"title": title, "version": version, "description": description},
         "paths": paths,
         "components": {
-            "schemas": definitions.get("$defs", {}),
+            "schemas": {
+                **definitions.get("$defs", {}),
+                "JsonRpcMessage": _JSONRPC_MESSAGE,
+                "JsonRpcError": _JSONRPC_ERROR,
+            },
             "securitySchemes": {
                 "bearer": {
                     "type": "http",

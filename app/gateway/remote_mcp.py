@@ -121,6 +121,7 @@ class RemoteMcp:
         )
         lost = scope[STREAM_LOST_KEY] = anyio.Event()
         opening = not any(name == b"mcp-session-id" for name, _ in scope["headers"])
+        send = _typed(send)
         try:
             if not opening:
                 await self.manager.handle_request(scope, receive, send)
@@ -166,6 +167,21 @@ class RemoteMcp:
                 f"open, their limit: end one (DELETE /mcp) or wait ({idle})"
             )
         return None
+
+
+def _typed(send: Any) -> Any:
+    """`send`, naming the type of a body the SDK sends without one (its 400 for a wrong
+    Content-Type is a line of text), as the OpenAPI document says it: `text/plain`."""
+
+    async def typed(message: dict) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", ()))
+            if not any(name.lower() == b"content-type" for name, _ in headers):
+                headers.append((b"content-type", b"text/plain; charset=utf-8"))
+                message = {**message, "headers": headers}
+        await send(message)
+
+    return typed
 
 
 async def _refuse(send: Any, message: str) -> None:

@@ -341,5 +341,7 @@ def header(scope: dict, name: bytes) -> str | None:
 
 
 def query_params(scope: dict) -> dict[str, str]:
-    """The query string's parameters (the last of a repeated name)."""
-    return dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    """The query string's parameters (the last of a repeated name). One given empty is kept,
+    so that `?status=` is refused as what it is rather than read as not given (#39)."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    return dict(parse_qsl(query, keep_blank_values=True))

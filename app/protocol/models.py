@@ -24,7 +24,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from . import limits
-from .text import cut, fold, is_authored_other, is_blank
+from .text import cut, fold, is_authored_other, is_blank, not_blank_pattern
 
 _ID_RE = re.compile(limits.QUESTION_ID_PATTERN)
 
@@ -69,8 +69,18 @@ def _required_text(value: str, max_chars: int | None, what: str = "") -> str:
 
 def _described(default: Any = ..., **schema: Any) -> Any:
     """A field whose JSON schema (the OpenAPI document) states the rule its validator
-    enforces with its own message: the schema is never looser than the gateway."""
-    return Field(default, json_schema_extra=schema)
+    enforces with its own message: the schema is never looser than the gateway. A callable
+    value is made only when a schema is asked for (the gateway's start-up)."""
+
+    def extra(field_schema: dict[str, Any]) -> None:
+        field_schema.update({k: v() if callable(v) else v for k, v in schema.items()})
+
+    return Field(default, json_schema_extra=extra)
+
+
+def _text(default: Any = ..., **schema: Any) -> Any:
+    """A text field that must not be blank (`_required_text`), as the schema says it."""
+    return _described(default, pattern=not_blank_pattern, **schema)
 
 
 class RequestModel(BaseModel):
@@ -104,7 +114,7 @@ class ResponseModel(BaseModel):
 class Option(RequestModel):
     """One choice. Its label is what the agent gets back when the person picks it."""
 
-    label: str = _described(minLength=1, maxLength=limits.MAX_LABEL_CHARS)
+    label: str = _text(minLength=1, maxLength=limits.MAX_LABEL_CHARS)
     description: str | None = _described(None, maxLength=limits.MAX_DESCRIPTION_CHARS)
 
     @field_validator("label")
@@ -143,9 +153,16 @@ class Question(RequestModel):
     """One decision, with 2–4 options; a free-text answer is always allowed besides them."""
 
     id: str = _described(pattern=limits.QUESTION_ID_PATTERN, maxLength=limits.MAX_QUESTION_ID_CHARS)
-    header: str = _described(minLength=1)  # longer ones are cut, not refused
-    question: str = _described(minLength=1, maxLength=limits.MAX_QUESTION_CHARS)
-    options: list[Option] = _described(minItems=limits.MIN_OPTIONS, maxItems=limits.MAX_OPTIONS)
+    header: str = _text(minLength=1)  # longer ones are cut, not refused
+    question: str = _text(minLength=1, maxLength=limits.MAX_QUESTION_CHARS)
+    # JSON Schema cannot say "labels unique ignoring case": it says what it can (no two
+    # options alike) and the description says the rest.
+    options: list[Option] = _described(
+        minItems=limits.MIN_OPTIONS,
+        maxItems=limits.MAX_OPTIONS,
+        uniqueItems=True,
+        description="Option labels must be unique ignoring case.",
+    )
     multi_select: StrictBool = False
 
     @field_validator("id")
@@ -213,7 +230,10 @@ class AskUserRequest(RequestModel):
     """The arguments of the `ask_user` tool, as the model writes them."""
 
     questions: list[Question] = _described(
-        minItems=limits.MIN_QUESTIONS, maxItems=limits.MAX_QUESTIONS
+        minItems=limits.MIN_QUESTIONS,
+        maxItems=limits.MAX_QUESTIONS,
+        uniqueItems=True,
+        description="Question ids must be unique.",
     )
     timeout_seconds: int = Field(default=limits.DEFAULT_TIMEOUT_SECONDS)
 
@@ -247,13 +267,13 @@ def _optional_identifier(value: str | None) -> str | None:
 class CreatePromptRequest(AskUserRequest):
     """`POST /v1/prompts`: the tool arguments plus where they come from."""
 
-    session_key: str = _described(
+    session_key: str = _text(
         minLength=limits.MIN_SESSION_KEY_CHARS, maxLength=limits.MAX_SESSION_KEY_CHARS
     )
     session_kind: str = limits.MAIN_SESSION_KIND
-    agent_id: str | None = None
-    run_id: str | None = None
-    request_id: str | None = None
+    agent_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    run_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    request_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("session_key")
     @classmethod
@@ -281,8 +301,8 @@ class CreatePromptRequest(AskUserRequest):
 class DeviceRequest(RequestModel):
     """What every device change carries: who made it, and a key that makes a retry safe."""
 
-    device_id: str | None = None
-    idempotency_key: str | None = None
+    device_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    idempotency_key: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("device_id", "idempotency_key")
     @classmethod
@@ -324,7 +344,9 @@ class QueryModel(BaseModel):
 class EventsQuery(QueryModel):
     """`GET /v1/events?after=&wait=&limit=`."""
 
-    after: str | None = Field(default=None, max_length=32)
+    after: str | None = Field(
+        default=None, max_length=32, json_schema_extra={"pattern": "^[0-9]*$"}
+    )  # the validator below says it in its own words
     wait: float = Field(
         default=limits.DEFAULT_EVENTS_WAIT_SECONDS, ge=0, le=limits.MAX_WAIT_SECONDS
     )
@@ -344,10 +366,10 @@ class ListQuery(QueryModel):
 
     status: Literal["pending", "all"] = "pending"
     session_key: str | None = Field(
-        default=None, alias="sessionKey", max_length=limits.MAX_SESSION_KEY_CHARS
+        default=None, alias="sessionKey", min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS
     )
     limit: int = Field(default=limits.DEFAULT_LIST_LIMIT, ge=1, le=limits.MAX_LIMIT)
-    before: str | None = Field(default=None, max_length=64)
+    before: str | None = Field(default=None, min_length=1, max_length=64)
 
 
 class ResultQuery(QueryModel):

@@ -35,12 +35,25 @@ def url_problem(value: str) -> str | None:
     """What is wrong with a gateway URL, as a string key ("url_scheme": not http:// or
     https://; "url_host": no host after it), or None: the one rule the gateway's requests,
     the app's Settings and pairing all check."""
-    parts = urlsplit(value.strip())
+    try:
+        parts = urlsplit(value.strip())
+        hostname = parts.hostname
+    except ValueError:  # "http://[" or a bracketed host that is no IP address
+        return "url_host"
     if parts.scheme not in ("http", "https"):
         return "url_scheme"
-    if not parts.hostname:
+    if not hostname:
         return "url_host"
     return None
+
+
+# `url_problem(value) is None` as a JSON Schema pattern, for the OpenAPI document: http:// or
+# https:// (any case), then a host (after any user info) before the path, query or fragment.
+# A little stricter than the rule (no IPv6 literal, one `@`): never looser.
+HTTP_URL_PATTERN = (
+    r"^\s*[Hh][Tt][Tt][Pp][Ss]?://(?:[^/?#@\[\]]*@)?"
+    r"[^/?#:@\s\[\]][^/?#@\[\]]*(?:[/?#]|$)"
+)
 
 
 def _http_url(value: str) -> str:
@@ -54,7 +67,11 @@ class PairingRequest(RequestModel):
     """`POST /v1/pairings` (admin): an optional label and the gateway URL to put in the link."""
 
     name: str | None = Field(default=None, max_length=limits.MAX_DEVICE_NAME_CHARS)
-    gateway_url: str | None = Field(default=None, max_length=limits.MAX_URL_CHARS)
+    gateway_url: str | None = Field(
+        default=None,
+        max_length=limits.MAX_URL_CHARS,
+        json_schema_extra={"pattern": HTTP_URL_PATTERN},
+    )  # `_url` below says it in its own words
     # The person the paired device will belong to (PROTOCOL.md v1.3); none: the default.
     person_id: str | None = Field(default=None, max_length=limits.MAX_IDENTIFIER_CHARS)
 

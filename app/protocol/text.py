@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import re
+import sys
 import unicodedata
 
 ZWJ = "\u200d"
@@ -73,10 +75,35 @@ def cut(text: str, max_chars: int) -> str:
     return "".join(kept).rstrip().rstrip("".join(_JOINERS)).rstrip()
 
 
+def _invisible(ch: str) -> bool:
+    return ch.isspace() or unicodedata.category(ch) == "Cf"
+
+
 def is_blank(text: str) -> bool:
     """True when nothing in `text` shows: only spaces and invisible format characters (U+200B,
     U+FEFF, U+2060, soft hyphens...), which read as empty on every screen."""
-    return all(ch.isspace() or unicodedata.category(ch) == "Cf" for ch in text)
+    return all(_invisible(ch) for ch in text)
+
+
+@functools.cache
+def not_blank_pattern() -> str:
+    """`not is_blank(text)` as a JSON Schema pattern (what the OpenAPI document says of a
+    field that must not be blank): some character that is not invisible, by the same test,
+    code point by code point. BMP characters as `\\uXXXX` (read alike by Python and
+    ECMAScript), the few beyond as themselves. Made once, when a schema asks (~0.1 s)."""
+    ranges: list[list[int]] = []
+    for code in range(sys.maxunicode + 1):
+        if _invisible(chr(code)):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+
+    def one(code: int) -> str:
+        return f"\\u{code:04x}" if code <= 0xFFFF else chr(code)
+
+    parts = (one(a) if a == b else f"{one(a)}-{one(b)}" for a, b in ranges)
+    return f"[^{''.join(parts)}]"
 
 
 def fold(text: str) -> str:

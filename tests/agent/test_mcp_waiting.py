@@ -33,6 +33,9 @@ from tests.support import (
     npm_package,
     wait_until,
 )
+from tests.support import (
+    MCP_INITIALIZE as INITIALIZE,
+)
 
 QUESTIONS = {
     "questions": [
@@ -45,16 +48,6 @@ QUESTIONS = {
     ]
 }
 TRANSPORTS = ["stdio", "http"]
-INITIALIZE = {  # an MCP client's first message, written by hand
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
 
 
 def _env(gateway) -> dict[str, str]:

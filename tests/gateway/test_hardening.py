@@ -280,3 +280,19 @@ def test_a_store_locked_by_another_process_is_a_503_and_reads_go_on(gateway):
         other.execute("ROLLBACK")
         other.close()
     assert gateway.agent.post("/v1/prompts", json=prompt_body("while-locked")).status_code == 201
+
+
+@pytest.mark.parametrize("query", ["status=", "sessionKey=", "before=", "limit="])
+def test_a_query_parameter_given_empty_is_refused_by_name(gateway, query):
+    """`?status=` was read as not given (#39): an empty value is refused, naming the field."""
+    refused = gateway.device.get(f"/v1/prompts?{query}")
+    error = _assert_refused(refused)
+    name = query.rstrip("=")
+    assert error["fields"][0]["path"] == name, error
+
+
+def test_a_pairing_for_an_unknown_person_is_the_documented_404(gateway):
+    document = gateway.client(None).get("/openapi.json").json()
+    assert "404" in document["paths"]["/v1/pairings"]["post"]["responses"]
+    refused = gateway.admin.post("/v1/pairings", json={"personId": "ps_nobody"})
+    assert _assert_refused(refused, 404)["code"] == "not_found"

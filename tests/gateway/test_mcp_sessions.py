@@ -8,18 +8,9 @@ import pytest
 
 from app.protocol import limits
 from tests.support import ADMIN_TOKEN, AGENT_TOKEN, OTHER_AGENT_TOKEN
+from tests.support import MCP_INITIALIZE as INITIALIZE
 
 MCP_HEADERS = {"Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "probe", "version": "1"},
-    },
-}
 
 
 def _open(gateway, token: str) -> httpx.Response:
@@ -92,3 +83,21 @@ def test_one_persons_tokens_together_use_up_only_their_share(gateway, small_shar
     assert refused.status_code == 429, refused.text
     assert "this person's agents have 6 MCP sessions open" in refused.json()["error"]["message"]
     assert _open(gateway, AGENT_TOKEN).status_code == 200  # the default person is untouched
+
+
+def test_the_sdks_own_refusals_are_what_the_document_says(gateway):
+    """#39: a wrong Content-Type got a 400 with no Content-Type at all, and the document
+    described /mcp's errors as the gateway's own shape, not JSON-RPC's."""
+    document = gateway.client(None).get("/openapi.json").json()
+    described = document["paths"]["/mcp"]["post"]["responses"]
+    wrong = gateway.client(AGENT_TOKEN).post(
+        "/mcp", content=b"hello", headers={**MCP_HEADERS, "Content-Type": "text/plain"}
+    )
+    assert wrong.status_code == 400
+    assert wrong.headers["content-type"].startswith("text/plain")
+    assert "text/plain" in described["400"]["content"]
+    no_session = gateway.client(AGENT_TOKEN).get("/mcp", headers=MCP_HEADERS)
+    assert no_session.status_code == 400 and no_session.json()["error"]["code"] == -32600
+    schemas = document["components"]["schemas"]
+    assert {"JsonRpcMessage", "JsonRpcError"} <= set(schemas)
+    assert "429" in described and "202" in described

@@ -3,6 +3,8 @@ import subprocess
 import sys
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
@@ -277,3 +279,26 @@ def test_an_error_body_reads_back_as_the_error_that_wrote_it():
     for other in (None, "<html>bad gateway</html>", {"detail": "x"}, {"error": "x"}, []):
         read = error_from_body(other, 502, "Bad Gateway")
         assert (read.code, read.message) == ("http_502", "Bad Gateway")
+
+
+@given(st.text(max_size=8))
+def test_the_documents_not_blank_pattern_is_the_validators_rule(text):
+    """The OpenAPI document says "not blank" with a pattern made from `is_blank` itself (#39):
+    the two agree on any text, invisible format characters and odd spaces included."""
+    import re
+
+    from app.protocol.text import is_blank, not_blank_pattern
+
+    assert (re.search(not_blank_pattern(), text) is None) == is_blank(text)
+
+
+@pytest.mark.parametrize(
+    "invisible", ["\u200b", "\u00ad", "\u2060", "\ufeff", "\x1d", "\U000e0020"]
+)
+def test_the_not_blank_pattern_knows_each_invisible_character(invisible):
+    import re
+
+    from app.protocol.text import not_blank_pattern
+
+    assert re.search(not_blank_pattern(), invisible * 3) is None
+    assert re.search(not_blank_pattern(), invisible + "a") is not None
