@@ -7,6 +7,7 @@ import argparse
 import atexit
 import dataclasses
 import os
+import shlex
 import signal
 import socket
 import sys
@@ -19,6 +20,15 @@ from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
 EMBEDDED_MARK = "embedded_gateway"
 DEFAULT_WEB_PORT = 8550
+
+
+def point_an_agent() -> str:
+    """What to run next, runnable as printed: agents on this machine find this gateway by its
+    data folder, so the one command writes all they need (#40)."""
+    from app.agent.setup import CLIENTS, ask_user_command
+
+    command = shlex.join([*ask_user_command(), "setup", CLIENTS[0]])
+    return f"Point an agent at it: {command}   (or: {', '.join(CLIENTS[1:])})"
 
 
 def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -193,11 +203,7 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         print(local.headline, flush=True)
         if local.notice:
             print(local.notice, flush=True)
-        print(
-            f"Point an agent at it: export ASK_USER_GATEWAY_URL={agent_url} "
-            f"ASK_USER_AGENT_TOKEN=<the agent token in {local.token_file}>",
-            flush=True,
-        )
+        print(point_an_agent(), flush=True)
     store.close()
     set_launch_options(options)
     if demo:

@@ -212,3 +212,21 @@ def test_project_scope_where_a_client_has_none_is_refused(tmp_path):
     assert done.returncode == 0, done.stderr
     server = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["ask-user"]
     assert "env" not in server  # a project's file is shared: no paths of this machine
+
+
+def test_the_apps_hint_for_agents_runs_as_printed(tmp_path):
+    """The app printed `export …=<the agent token in …>`, which no shell can run (#40): the
+    hint is now the one command, and it runs as printed."""
+    import shlex
+
+    from app.launch import point_an_agent
+
+    line = point_an_agent()
+    command = shlex.split(line.split(": ", 1)[1].split("   ")[0])
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+    env["HOME"] = str(tmp_path)
+    done = subprocess.run(
+        [*command, "--print"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "mcpServers" in done.stdout and "claude-hook" in done.stdout
