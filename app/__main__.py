@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 
@@ -14,55 +15,58 @@ def _prog() -> str:
     return "python -m app" if name in ("", "__main__.py", "-c") else name
 
 
+# Each command: its help line, and where its parser is built. Only the chosen command's module is
+# imported (all of them for --help): `ask-user mcp` must answer its client quickly, and it
+# imported the whole gateway and the app just to build their parsers (#40).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "app": ("run the app (the default)", "app.launch", "build_parser"),
+    "demo": ("run the app with a demo agent asking", "app.launch", "build_parser"),
+    "gateway": ("run the gateway", "app.gateway.cli", "build_parser"),
+    "pair": ("pair a phone: a link and a QR code", "app.gateway.admin", "build_pair_parser"),
+    "devices": ("list or revoke paired devices", "app.gateway.admin", "build_devices_parser"),
+    "people": (
+        "add, list or remove the people of a shared gateway",
+        "app.gateway.admin",
+        "build_people_parser",
+    ),
+    "agent-token": (
+        "make an agent token for a person",
+        "app.gateway.admin",
+        "build_agent_token_parser",
+    ),
+    "ask": ("ask the user from a shell", "app.agent.cli", "build_ask_parser"),
+    "mcp": ("serve ask_user over MCP stdio", "app.agent.cli", "build_mcp_parser"),
+    "claude-hook": (
+        "Claude Code's PreToolUse hook: its questions",
+        "app.agent.cli",
+        "build_claude_hook_parser",
+    ),
+    "setup": (
+        "write Ask User into an agent's settings (claude-code, codex, ...)",
+        "app.agent.setup",
+        "build_parser",
+    ),
+    "telegram": ("answer from Telegram, with buttons", "app.channels.telegram", "build_parser"),
+    "slack": ("answer from Slack, with buttons", "app.channels.slack", "build_parser"),
+    "discord": ("answer from Discord, with buttons", "app.channels.discord", "build_parser"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    from app.launch import build_parser as app_parser
-
     if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help")):
         argv = ["app", *argv]  # no command: run the app (`--help` lists the commands)
+    chosen = argv[0] if argv[0] in COMMANDS else None
     parser = argparse.ArgumentParser(prog=_prog(), description="Ask User")
     commands = parser.add_subparsers(dest="command", required=True)
-    app_parser(commands.add_parser("app", help="run the app (the default)"))
-    app_parser(commands.add_parser("demo", help="run the app with a demo agent asking"))
-    from app.gateway.cli import build_parser as gateway_parser
+    for name, (help_line, module, builder) in COMMANDS.items():
+        command = commands.add_parser(name, help=help_line)
+        if chosen in (None, name):
+            getattr(importlib.import_module(module), builder)(command)
+    return _run(parser.parse_args(argv))
 
-    gateway_parser(commands.add_parser("gateway", help="run the gateway"))
-    from app.gateway import admin
 
-    admin.build_pair_parser(commands.add_parser("pair", help="pair a phone: a link and a QR code"))
-    admin.build_devices_parser(commands.add_parser("devices", help="list or revoke paired devices"))
-    admin.build_people_parser(
-        commands.add_parser("people", help="add, list or remove the people of a shared gateway")
-    )
-    admin.build_agent_token_parser(
-        commands.add_parser("agent-token", help="make an agent token for a person")
-    )
-    from app.agent.cli import build_ask_parser, build_mcp_parser
-
-    build_ask_parser(commands.add_parser("ask", help="ask the user from a shell"))
-    build_mcp_parser(commands.add_parser("mcp", help="serve ask_user over MCP stdio"))
-    from app.agent.cli import build_claude_hook_parser
-    from app.agent.setup import build_parser as setup_parser
-
-    build_claude_hook_parser(
-        commands.add_parser("claude-hook", help="Claude Code's PreToolUse hook: its questions")
-    )
-    setup_parser(
-        commands.add_parser(
-            "setup",
-            help="write Ask User into an agent's settings (claude-code, codex, ...)",
-        )
-    )
-    from app.channels.telegram import build_parser as telegram_parser
-
-    telegram_parser(commands.add_parser("telegram", help="answer from Telegram, with buttons"))
-    from app.channels.slack import build_parser as slack_parser
-
-    slack_parser(commands.add_parser("slack", help="answer from Slack, with buttons"))
-    from app.channels.discord import build_parser as discord_parser
-
-    discord_parser(commands.add_parser("discord", help="answer from Discord, with buttons"))
-    args = parser.parse_args(argv)
+def _run(args: argparse.Namespace) -> int:
     if args.command in ("app", "demo"):
         from app.launch import run as run_app
 
@@ -71,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         from app.gateway.cli import run
 
         return run(args)
-    if args.command in admin.COMMANDS:
+    if COMMANDS[args.command][1] == "app.gateway.admin":
         from app.gateway.admin import run as run_admin
 
         return run_admin(args, args.command)
@@ -101,12 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         from app.channels.slack import run as run_slack
 
         return run_slack(args)
-    if args.command == "telegram":
-        from app.channels.telegram import run as run_telegram
+    from app.channels.telegram import run as run_telegram
 
-        return run_telegram(args)
-    parser.error(f"unknown command {args.command}")
-    return 2
+    return run_telegram(args)
 
 
 if __name__ == "__main__":

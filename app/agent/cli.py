@@ -187,17 +187,31 @@ def build_claude_hook_parser(parser: argparse.ArgumentParser) -> argparse.Argume
 def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from .mcp_server import serve_stdio
+    from .handshake import early_answer, read_first_line
 
     _warnings_to_stderr()  # stdout is the protocol; clients keep a server's stderr in their log
+    # The client's `initialize` is answered before the SDK is imported (handshake.py).
+    first_line = read_first_line()
+    early = early_answer(first_line)
+    if early is not None:
+        os.write(1, early[0])
+
+    from .client import AskUserError
+    from .mcp_server import serve_stdio
 
     options = {
         "gateway_url": args.gateway_url,
         "token": args.token,
         "agent_id": args.agent_id,
         "run_id": args.run_id,
+        "first_line": first_line,
+        "answered_id": early[1] if early is not None else None,
     }
     if args.session_key:
         options["session_key"] = args.session_key
-    anyio.run(lambda: serve_stdio(**options))
+    try:
+        anyio.run(lambda: serve_stdio(**options))
+    except AskUserError as exc:  # no token or gateway to ask through: one line, not a traceback
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
     return 0

@@ -31,20 +31,15 @@ from mcp.server.stdio import stdio_server
 
 from app import __version__
 
-from . import asking
+from . import asking, handshake
 from .client import AskUserError, HttpAsker, prompt_body, settings
 from .project import client_slug, project_session_key
-from .tool import DESCRIPTION, TOOL_NAME, mcp_tool
+from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, TOOL_NAME, mcp_tool
 
 SESSION_KEY_ENV = "ASK_USER_SESSION_KEY"
 PROGRESS_SECONDS = 10  # the contract asks for at least every 15 s
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 RECONNECT_GRACE_SECONDS = 5  # a client re-issues a call within this after a broken stream
-
-INSTRUCTIONS = (
-    "ask_user reaches the person you work for on their phone or desktop. Use it only for "
-    "decisions that belong to them.\n\n" + DESCRIPTION
-)
 
 
 @dataclass(frozen=True)
@@ -206,9 +201,9 @@ def build_server(tool: AskUserTool) -> Server:
         return await tool.call(ctx, dict(params.arguments or {}))
 
     return Server(
-        "ask-user",
+        SERVER_NAME,
         version=__version__,
-        title="Ask User",
+        title=SERVER_TITLE,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -222,9 +217,12 @@ async def serve_stdio(
     run_id: str | None = None,
     gateway_url: str | None = None,
     token: str | None = None,
+    first_line: bytes | None = None,
+    answered_id: Any = None,
 ) -> None:
     """Serve until stdin closes or a signal (SIGTERM, SIGHUP, Ctrl-C) stops the process; either
-    way, prompts still waiting are cancelled at the gateway before it exits."""
+    way, prompts still waiting are cancelled at the gateway before it exits. `first_line`: what
+    was read from stdin before (handshake.py), and the id of the `initialize` answered then."""
     explicit_key = session_key or os.environ.get(SESSION_KEY_ENV)
     this_process = secrets.token_hex(4)
     async with HttpAsker(settings(gateway_url, token)) as asker:
@@ -253,6 +251,11 @@ async def serve_stdio(
                         os._exit(128 + signum)
 
             tg.start_soon(stop_on_signals)
-            async with stdio_server() as (read_stream, write_stream):
+            streams: dict[str, Any] = {}
+            if first_line is not None:
+                streams["stdin"] = handshake.ReplayedStdin(first_line)
+            if answered_id is not None:
+                streams["stdout"] = handshake.StdoutWithoutSecondAnswer(answered_id)
+            async with stdio_server(**streams) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()

@@ -136,3 +136,12 @@ def mcp_tool() -> dict[str, Any]:
 def should_offer_tool(session_kind: str | None) -> bool:
     """Offer `ask_user` to main sessions only; subagents and other runs never get it."""
     return (session_kind or limits.MAIN_SESSION_KIND) == limits.MAIN_SESSION_KIND
+
+
+# What an MCP server tells its client at `initialize` (the stdio server, /mcp, and the early
+# answer of handshake.py).
+INSTRUCTIONS = (
+    "ask_user reaches the person you work for on their phone or desktop. Use it only for "
+    "decisions that belong to them.\n\n" + DESCRIPTION
+)
+SERVER_NAME, SERVER_TITLE = "ask-user", "Ask User"

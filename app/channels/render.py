@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from app.device import DisplayStatus, TimelineItem
 from app.protocol import PromptRecord
+from app.protocol.asker import asker_label
 from app.protocol.render import OTHER_LINE, option_lines
 
 MAX_CALLBACK_BYTES = 64  # Telegram's limit for a button's data; the tightest of the platforms
@@ -76,7 +77,7 @@ def prompt_text(record: PromptRecord, view: View) -> str:
     """The question the view is on, its options numbered, and how to answer in words."""
     questions = record.questions
     question = questions[view.question]
-    lines = []
+    lines = [asker_label(record.session_key, record.agent_id)]
     if len(questions) > 1:
         lines.append(f"Question {view.question + 1} of {len(questions)}")
     lines.append(f"{question.header} — {question.question}")
@@ -113,7 +114,7 @@ def keyboard(record: PromptRecord, view: View, key: int) -> list[list[Button]]:
 
 def summary_text(item: TimelineItem) -> str:
     """The compact question → answer record a message becomes when the prompt is resolved."""
-    lines = []
+    lines = [asker_label(item.record.session_key, item.record.agent_id)]
     answers = item.answers or {}
     for question in item.record.questions:
         given = answers.get(question.id)

@@ -14,6 +14,7 @@ import html
 from dataclasses import dataclass, field
 
 from app.protocol import PromptRecord
+from app.protocol.asker import asker_label
 from app.protocol.strings import ENGLISH, PERSIAN, Strings
 from app.protocol.text import shown_label
 
@@ -61,6 +62,7 @@ body { margin: 0; background: var(--bg); color: var(--text);
 main { max-width: 640px; margin: 0 auto; padding: 16px 12px 40px; }
 h1 { font-size: 1.15rem; margin: 4px 0 2px; }
 .status { color: var(--muted); margin: 0 0 12px; }
+.asker { color: var(--muted); font-size: .85em; margin: 0 0 2px; overflow-wrap: anywhere; }
 .notice { background: var(--card); border: 1px solid var(--line); border-radius: 12px;
   padding: 12px 14px; margin: 0 0 12px; }
 .notice.warn { color: var(--warn); border-color: var(--warn); }
@@ -195,7 +197,12 @@ def render(
             line = strings("time_left", time=strings.countdown(seconds_left))
         else:
             line = status_line(record, strings)
-        body.insert(0, f'<h1 dir="auto">{_e(title)}</h1><p class="status">{_e(line)}</p>')
+        asker = asker_label(record.session_key, record.agent_id)
+        body.insert(
+            0,
+            f'<p class="asker" dir="auto">{_e(asker)}</p><h1 dir="auto">{_e(title)}</h1>'
+            f'<p class="status">{_e(line)}</p>',
+        )
         if record.is_pending and state.choose is not None:
             option = first.options[state.choose - 1]
             body.append(

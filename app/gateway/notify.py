@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.protocol import PromptRecord, prompt_link
+from app.protocol.asker import asker_label
 
 from .answer_page import LINK_PATH
 
@@ -45,7 +46,8 @@ class Announcement:
 
 
 def announcement(record: PromptRecord, link: str) -> Announcement:
-    """Title: the first question's header. Body: each question with its options, then the
+    """Title: who asks and the first question's header ("Claude Code · shop-api: Target").
+    Body: each question with its options, then the
     answer link and the app's link. One single-select question with at most three options
     can be answered with one tap on each option (`<link>?choose=N`)."""
     lines: list[str] = []
@@ -61,7 +63,8 @@ def announcement(record: PromptRecord, link: str) -> Announcement:
         one_tap = tuple(
             (option.label, f"{link}?choose={n}") for n, option in enumerate(first.options, 1)
         )
-    return Announcement(first.header, "\n".join(lines), link, one_tap)
+    title = f"{asker_label(record.session_key, record.agent_id)}: {first.header}"
+    return Announcement(title, "\n".join(lines), link, one_tap)
 
 
 @dataclass(frozen=True)

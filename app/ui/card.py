@@ -10,7 +10,8 @@ from __future__ import annotations
 import flet as ft
 
 from app.device import TimelineItem
-from app.protocol import Question, is_rtl
+from app.protocol import PromptRecord, Question, is_rtl
+from app.protocol.asker import asker_label
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.text import shown_label
@@ -199,6 +200,19 @@ def QuestionBlock(
     )
 
 
+def AskerLine(record: PromptRecord) -> ft.Control:
+    """Who is asking: "Claude Code · shop-api" (app/protocol/asker.py), one quiet line."""
+    label = asker_label(record.session_key, record.agent_id)
+    return ft.Text(
+        label,
+        size=12,
+        color=ft.Colors.ON_SURFACE_VARIANT,
+        max_lines=1,
+        overflow=ft.TextOverflow.ELLIPSIS,
+        rtl=is_rtl(label),
+    )
+
+
 @ft.component
 def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
     return ft.Row(
@@ -303,7 +317,9 @@ def PromptCard(
     opened it."""
     questions = item.record.questions
     numbered = len(questions) > 1
-    children: list[ft.Control] = [StatusRow(item, strings)]
+    children: list[ft.Control] = [
+        ft.Column([StatusRow(item, strings), AskerLine(item.record)], spacing=2, tight=True)
+    ]
     for index, question in enumerate(questions):
         if index:
             children.append(ft.Divider(height=16))

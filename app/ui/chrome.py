@@ -6,6 +6,7 @@ from __future__ import annotations
 import flet as ft
 
 from app.device import Connection, ConnectionState
+from app.protocol.asker import session_label
 from app.protocol.strings import Strings
 
 from .screen import Screen
@@ -110,7 +111,11 @@ def SessionFilter(state: ScreenState, screen: Screen, strings: Strings) -> ft.Co
     for key, pending in state.sessions:
         items.append(
             ft.PopupMenuItem(
-                content=f"{key} ({strings.digits(pending)})" if pending else key,
+                content=(
+                    f"{session_label(key)} ({strings.digits(pending)})"
+                    if pending
+                    else session_label(key)
+                ),
                 checked=state.session == key,
                 on_click=lambda _, key=key: screen.set_session(key),
             )
@@ -139,7 +144,11 @@ def FilterChip(state: ScreenState, screen: Screen, strings: Strings) -> ft.Contr
         content=ft.Row(
             [
                 ft.Icon(ft.Icons.FILTER_ALT, size=16, color=ft.Colors.PRIMARY),
-                ft.Text(f"{strings('session')}: {state.session}", size=13, expand=True),
+                ft.Text(
+                    f"{strings('session')}: {session_label(state.session or '')}",
+                    size=13,
+                    expand=True,
+                ),
                 ft.TextButton(
                     strings("all_sessions"),
                     on_click=lambda _: screen.set_session(None),

@@ -16,7 +16,14 @@ from app.protocol import Question
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .card import Countdown, QuestionBlock, UndoRow, dismiss_button, submit_button
+from .card import (
+    AskerLine,
+    Countdown,
+    QuestionBlock,
+    UndoRow,
+    dismiss_button,
+    submit_button,
+)
 from .chrome import icon_button
 from .screen import Screen, docked, one_tap_answer
 from .state import ScreenState
@@ -67,6 +74,7 @@ def StepBar(
     words: list[ft.Control] = [
         ft.Text(strings("step_of", n=step + 1, count=count), size=14, weight=ft.FontWeight.W_600),
         Countdown(item.record.expires_ms, strings),
+        AskerLine(item.record),
     ]
     if waiting > 1:
         words.append(

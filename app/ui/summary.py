@@ -12,6 +12,7 @@ from app.device import DisplayStatus, TimelineItem
 from app.protocol import is_rtl
 from app.protocol.strings import Strings
 
+from .card import AskerLine
 from .state import scroll_key
 
 STATUS_ICONS = {
@@ -89,6 +90,7 @@ def SummaryTile(item: TimelineItem, strings: Strings, linked: bool = False) -> f
                     alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
                     rtl=strings.rtl,  # the status is the app's; each line has its own direction
                 ),
+                AskerLine(item.record),
                 *lines,
             ],
             spacing=4,

@@ -248,3 +248,39 @@ def test_mcp_client_calls_ask_user_and_gets_the_devices_answer(gateway):
     }
     assert invalid.is_error is True
     assert "1 to 3 questions allowed" in invalid.content[0].text
+
+
+def _mcp_lines(gateway, messages: list[dict], answers: int) -> list[dict]:
+    """What `ask-user mcp` writes back to `messages`, its first `answers` lines."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "mcp"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(gateway),
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    process.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    process.stdin.flush()
+    lines = [json.loads(process.stdout.readline()) for _ in range(answers)]
+    process.stdin.close()
+    process.wait(20)
+    return lines
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2025-11-25", "2026-07-28", "x"])
+def test_initialize_answered_before_the_sdk_loads_is_the_sdks_own_answer(gateway, version):
+    """#40: the early answer (handshake.py) says what the SDK says, whatever the client asks
+    for; the SDK's answer is the one it gives when `initialize` is not the first message."""
+    from tests.support import MCP_INITIALIZE
+
+    initialize = {
+        **MCP_INITIALIZE,
+        "params": {**MCP_INITIALIZE["params"], "protocolVersion": version},
+    }
+    [early] = _mcp_lines(gateway, [initialize], 1)
+    ping = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    _, by_the_sdk = _mcp_lines(gateway, [ping, initialize], 2)
+    assert early == by_the_sdk
+    # The session goes on from the early answer: the SDK's second answer is not sent.
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    _, tools = _mcp_lines(gateway, [initialize, initialized, listing], 2)
+    assert tools["id"] == 2 and tools["result"]["tools"][0]["name"] == "ask_user"

@@ -100,7 +100,8 @@ def test_a_text_reply_answers(fake, gateway, adapter):
 def test_several_questions_one_at_a_time_with_ticks_then_submit(fake, gateway, adapter):
     agent = Agent(gateway, SEVERAL)
     message = _the_message(fake)
-    assert fake.messages[(CHAT, message)]["text"].startswith("Question 1 of 2")
+    # Who asks first (#40: the Agent asks in session "tg"), then where the person is.
+    assert fake.messages[(CHAT, message)]["text"].startswith("tg\nQuestion 1 of 2")
     fake.press(CHAT, message, _button(fake, message, "Staging (Recommended)"))
     wait_until(lambda: "Question 2 of 2" in fake.messages[(CHAT, message)]["text"], timeout=20)
     fake.press(CHAT, message, _button(fake, message, "Submit"))  # nothing ticked yet
@@ -256,3 +257,13 @@ def test_a_tap_or_a_reply_before_the_send_came_back_is_taken(fake, gateway, adap
     else:
         fake.reply(CHAT, message, "2")
     assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+
+
+def test_the_message_names_who_is_asking(fake, gateway, adapter):
+    """#40: with several agents waiting, each message says which one asks, in the app's words."""
+    agent = Agent(gateway, SINGLE, session="claude-code:~/code/shop-api")
+    message = _the_message(fake)
+    assert fake.messages[(CHAT, message)]["text"].startswith("Claude Code · shop-api\n")
+    fake.press(CHAT, message, _button(fake, message, "Production"))
+    assert agent.wait()["answers"]["answers"] == {"deploy_target": ["Production"]}
+    _summary(fake, message, "Claude Code · shop-api")

@@ -662,3 +662,29 @@ def test_persian_ui_digits_mirroring_urgency_and_a_restart(browser, stack, agent
         assert result.result(timeout=30) == {"status": "no_answer", "reason": "dismissed"}
     finally:
         again.stop()
+
+
+def test_each_card_and_summary_names_who_is_asking(stack, browser, agent):
+    """#40: two agents wait at once; each card, and the summary it becomes, says which one
+    asks ("Claude Code · shop-api"), at the smallest phone's width."""
+    gateway, app = stack
+    page = open_app(browser, app.url, "phone-320")
+    first = ask(agent, gateway, SINGLE, session="claude-code:~/code/shop-api",
+                agent_id="claude-code/3f2a9c1e")  # fmt: skip
+    ask(agent, gateway, LONG, session="main", agent_id="codex/1a2b3c4d")
+    expect(page.get_by_text("Claude Code · shop-api")).to_be_attached(timeout=TIMEOUT)
+    expect(page.get_by_text("Codex · main")).to_be_attached(timeout=TIMEOUT)
+    shot(page, "who-asks-phone-320")
+    prompt = next(p for p in _pending(gateway) if p["sessionKey"].startswith("claude-code:"))
+    device_post(gateway.url, prompt["id"], "answer",
+                {"answers": {"deploy_target": ["Production"]}, "deviceId": "laptop"})  # fmt: skip
+    assert first.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    expect(
+        summary(page, "Answered elsewhere", "Claude Code · shop-api", "Production")
+    ).to_be_attached(timeout=TIMEOUT)
+    shot(page, "who-asks-summary-phone-320")
+
+
+def _pending(gateway) -> list[dict]:
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        return device.get("/v1/prompts").json()["prompts"]

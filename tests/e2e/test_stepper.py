@@ -131,3 +131,18 @@ def test_keys_one_tap_dismiss_with_undo_and_the_setting_for_cards(browser, web_s
     expect(option(page, "AWS")).to_be_visible()
     shot(page, "34-browser-set-to-cards")
     assert not stacked.done()
+
+
+def test_the_panel_and_the_summary_name_who_is_asking(browser, web_stack, agent):
+    """#40: the docked panel says which agent asks, and so does the summary it leaves."""
+    gateway, app = web_stack
+    page = open_app(browser, app.url, "wide")
+    asked = ask(agent, gateway, SINGLE, session="codex:~/work/billing", agent_id="codex/0a1b2c3d")
+    expect(page.get_by_text("Codex · billing")).to_be_attached(timeout=TIMEOUT)
+    shot(page, "who-asks-stepper-1440")
+    option(page, "Production").click()
+    assert asked.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    expect(summary(page, "Answered", "Codex · billing", "Production")).to_be_attached(
+        timeout=TIMEOUT
+    )
+    shot(page, "who-asks-stepper-summary-1440")

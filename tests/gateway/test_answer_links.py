@@ -191,3 +191,22 @@ def test_no_link_token_reaches_the_log_at_any_level(tmp_path):
     finally:
         gateway.kill()
         receiver.close()
+
+
+def test_the_page_names_who_is_asking(tmp_path):
+    """#40: the link's page says which agent asks, as the app and the notification do."""
+    receiver = Receiver()
+    gateway = GatewayProcess(tmp_path / "data")
+    gateway.extra_args = ["--public-url", gateway.url]
+    gateway.extra_env = {"ASK_USER_NOTIFY": receiver.url}
+    gateway.start()
+    try:
+        body = prompt_body("claude-code:~/code/shop-api", agentId="claude-code/3f2a9c1e")
+        headers = {"Authorization": f"Bearer {AGENT_TOKEN}"}
+        assert httpx.post(f"{gateway.url}/v1/prompts", json=body, headers=headers).is_success
+        link = _link_from_notification(receiver)
+        assert receiver.received[-1]["title"] == "Claude Code · shop-api: Target"
+        assert '<p class="asker" dir="auto">Claude Code · shop-api</p>' in httpx.get(link).text
+    finally:
+        gateway.kill()
+        receiver.close()

@@ -93,7 +93,7 @@ def test_each_new_prompt_is_announced_with_its_link(tmp_path, receiver):
     gateway = _gateway(tmp_path, receiver.url)
     try:
         agent = client(gateway.url, AGENT_TOKEN)
-        body = prompt_body()
+        body = prompt_body(session="codex:~/code/shop-api")
         body["questions"].append(
             {
                 "id": "notify",
@@ -106,7 +106,7 @@ def test_each_new_prompt_is_announced_with_its_link(tmp_path, receiver):
         record = agent.post("/v1/prompts", json=body).json()
         wait_until(lambda: receiver.received, timeout=20)
         (message,) = receiver.received
-        assert message["title"] == "Target"
+        assert message["title"] == "Codex · shop-api: Target"  # who asks, first (#40)
         text = message["message"]
         for part in (
             "Where should this deploy?",
