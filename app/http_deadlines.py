@@ -10,7 +10,7 @@ line and headers have not all arrived within `HEADER_TIMEOUT_SECONDS` of their f
 the connection opening), or its declared body within `BODY_TIMEOUT_SECONDS`. One timer a server
 sweeps every connection's deadline once a second.
 
-The gateway's protocol (app/gateway/connections.py) builds on this one to answer its cheap
+The gateway's protocol (app/gateway/http/connections.py) builds on this one to answer its cheap
 requests at once; it hooks in through `serve_request`, `finish_at_once` and `body_late`.
 """
 

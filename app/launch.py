@@ -95,7 +95,7 @@ def start_embedded_gateway(store, port: int, web_app_url: str | None = None) -> 
         default_data_dir,
         write_local_info,
     )
-    from app.gateway.ownership import FileInUse, ensure_free
+    from app.gateway.store.ownership import FileInUse, ensure_free
 
     data_dir = default_data_dir()
     tokens = load_tokens(data_dir)

@@ -193,7 +193,7 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
     import httpx
 
     from app.gateway.config import read_local_info
-    from app.gateway.store import PromptStore
+    from app.gateway.store.sqlite import PromptStore
     from tests.support import GatewayProcess, free_port, wait_until
 
     gateway_dir = tmp_path / "gateway"

@@ -1,11 +1,15 @@
 """The gateway: holds prompts durably between the agents that ask and the devices that answer.
 
-Never part of a phone build; imports only app.protocol from the project.
+Never part of a phone build; imports only app.protocol from the project (and app.agent, for
+the `ask_user` tool that `/mcp` shares with the stdio server). Three floors, arrows down only:
+`http/` → `core/` → `store/`; above them the process: `config` (settings), `api` (the endpoint
+table, its handlers and the app's assembly: which store, which routes), `server` (uvicorn),
+`cli` and `admin` (the commands).
 """
 
 from .api import create_app
-from .clock import Clock, ManualClock
 from .config import GatewayConfig, Tokens, load_tokens
+from .core.clock import Clock, ManualClock
 from .server import EmbeddedGateway
 
 __all__ = [

@@ -206,7 +206,7 @@ def _utc(text: str) -> str:
 def _person_id(client: httpx.Client, given: str) -> str:
     """A person named by id or by name (case and spaces aside), as `people list` shows them."""
     people = _call(client, "GET", "/v1/people").json()["people"]
-    from .people import name_key
+    from .core.people import name_key
 
     for person in people:
         if given == person["personId"] or name_key(given) == name_key(person["name"]):

@@ -54,22 +54,22 @@ from app.protocol.selection import QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.wire import prompt_list
 
-from .answer_page import LINK_PATH, PageState, language_of, render, security_headers
-from .auth import Authenticator
-from .clock import Clock, to_datetime
 from .config import GatewayConfig
-from .devices import DeviceRegistry
-from .feed import Later, Page, Parked
-from .guesses import Guesses
-from .notify import Announcer
-from .openapi import openapi_document
-from .people import People, PersonRow
-from .remote_mcp import CALLER_KEY, RemoteMcp
-from .request_log import RequestLog
-from .responses import record_response
-from .routing import Call, Endpoint, Router, header, query_params
-from .service import Gateway
-from .storage import PRUNE_BATCH, open_store
+from .core.auth import Authenticator
+from .core.clock import Clock, to_datetime
+from .core.devices import DeviceRegistry
+from .core.feed import Later, Page, Parked
+from .core.guesses import Guesses
+from .core.notify import LINK_PATH, Announcer
+from .core.people import People, PersonRow
+from .core.service import Gateway
+from .http.answer_page import PageState, language_of, render, security_headers
+from .http.openapi import openapi_document
+from .http.remote_mcp import CALLER_KEY, RemoteMcp
+from .http.request_log import RequestLog
+from .http.responses import record_response
+from .http.routing import Call, Endpoint, Router, header, query_params
+from .store.storage import PRUNE_BATCH, Store
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -543,6 +543,17 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 
 
 # ---- the app ---------------------------------------------------------------------------------
+
+
+def open_store(config: GatewayConfig) -> Store:
+    """PostgreSQL when a database URL is configured, else the SQLite file in the data folder."""
+    if config.database_url:
+        from .store.postgres import PostgresStore
+
+        return PostgresStore(config.database_url)
+    from .store.sqlite import PromptStore
+
+    return PromptStore(config.db_path, synchronous=config.synchronous)
 
 
 class GatewayApp:

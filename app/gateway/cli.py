@@ -22,7 +22,7 @@ from .config import (
     load_tokens,
     write_local_info,
 )
-from .ownership import FileInUse, ensure_free
+from .store.ownership import FileInUse, ensure_free
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:

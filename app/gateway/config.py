@@ -18,6 +18,8 @@ from app.protocol.local_gateway import (  # noqa: F401 (re-exported for the gate
     default_data_dir,
 )
 
+from .core.auth import Tokens
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 AGENT_TOKENS_ENV = "ASK_USER_AGENT_TOKENS"
@@ -31,14 +33,6 @@ DB_FILE = "gateway.sqlite3"
 
 class ConfigError(Exception):
     """A setting the gateway cannot start with; the message says which and why."""
-
-
-@dataclass(frozen=True)
-class Tokens:
-    agent: tuple[str, ...]
-    device: tuple[str, ...]
-    file: Path | None = None  # where they are kept, when the gateway made them
-    admin: tuple[str, ...] = ()  # manage devices and pairing codes (PROTOCOL.md v1.1)
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import uvicorn
 
 from .api import GatewayApp, create_app
-from .clock import Clock
 from .config import GatewayConfig
-from .connections import GuardedHttpProtocol, connection_limit
+from .core.clock import Clock
+from .http.connections import GuardedHttpProtocol, connection_limit
 
 SHUTDOWN_GRACE_SECONDS = 2
 YOUNG_GENERATION_THRESHOLD = 20_000  # allocations between young collections (Python: 700)

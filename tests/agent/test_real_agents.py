@@ -114,6 +114,31 @@ def _prompts(gateway, status: str = "pending") -> list[dict]:
     return [p for p in listed if p["status"] == status]
 
 
+def _pending_from(gateway, runs: list[subprocess.Popen], count: int) -> list[dict]:
+    """The `count` prompts the runs asked, once all are pending; a run that ends before
+    asking fails the test with what it said."""
+
+    def asked() -> list[dict] | None:
+        for run in runs:
+            if run.poll() is not None:
+                out, err = run.communicate()
+                raise AssertionError(
+                    f"exited {run.returncode} before asking:\n{out}\n{err[-3000:]}"
+                )
+        pending = _prompts(gateway)
+        return pending if len(pending) == count else None
+
+    try:
+        return wait_until(asked, 180, 0.2)
+    except AssertionError as exc:
+        if "before asking" in str(exc):
+            raise
+        _kill_all(runs)
+        said = "\n---\n".join(f"{run.stdout.read()}\n{run.stderr.read()[-3000:]}" for run in runs)
+        asked_now = len(_prompts(gateway))
+        raise AssertionError(f"{asked_now} of {count} asked; the runs said:\n{said}") from exc
+
+
 def _finished(process: subprocess.Popen, timeout: float = 120) -> str:
     out, err = process.communicate(timeout=timeout)
     assert process.returncode == 0, f"exit {process.returncode}\n{out}\n{err[-3000:]}"
@@ -124,7 +149,7 @@ def _kill_all(processes: list[subprocess.Popen]) -> None:
     for process in processes:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
+            process.wait()
 
 
 def test_two_claude_code_runs_asking_at_once_each_get_their_own_answer(
@@ -133,7 +158,7 @@ def test_two_claude_code_runs_asking_at_once_each_get_their_own_answer(
     env = _home(tmp_path, gateway, "claude-code")
     runs = [_claude(env, models, project) for _ in range(2)]
     try:
-        prompts = wait_until(lambda: len(_prompts(gateway)) == 2 and _prompts(gateway), 90, 0.2)
+        prompts = _pending_from(gateway, runs, 2)
         for prompt, label in zip(prompts, LABELS, strict=True):
             device_post(gateway.url, prompt["id"], "answer", {"answers": {"color": [label]}})
         outputs = [_finished(run) for run in runs]
@@ -191,7 +216,7 @@ def test_killing_the_program_mid_wait_takes_the_question_off_the_phone(
     env = _home(tmp_path, gateway, program)
     run = (_claude if program == "claude-code" else _codex)(env, models, project)
     try:
-        [prompt] = wait_until(lambda: _prompts(gateway), 90, 0.2)
+        [prompt] = _pending_from(gateway, [run], 1)
         run.kill()  # SIGKILL: the program has no say; its `ask-user mcp` sees stdin close
         run.communicate()
         cancelled = wait_until(lambda: _prompts(gateway, "cancelled"), 20, 0.1)

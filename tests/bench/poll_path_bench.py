@@ -28,7 +28,7 @@ from uvicorn.server import ServerState
 
 from app.gateway.api import create_app
 from app.gateway.config import GatewayConfig
-from app.gateway.connections import GuardedHttpProtocol
+from app.gateway.http.connections import GuardedHttpProtocol
 from app.protocol import DEFAULT_PERSON_ID, CreatePromptRequest
 from tests.support import DEVICE_TOKEN, TOKENS
 

@@ -293,9 +293,9 @@ def test_changes_pipelined_in_one_packet_are_answered_in_order(gateway):
 
 def test_a_page_is_framed_as_starlette_would_frame_it():
     """Pages skip Starlette's Response on the delivery path (#27): their bytes are the same."""
-    from app.gateway.connections import _wire, page_wire
-    from app.gateway.feed import Page
-    from app.gateway.responses import outcome_response
+    from app.gateway.core.feed import Page
+    from app.gateway.http.connections import _wire, page_wire
+    from app.gateway.http.responses import outcome_response
 
     server = [(b"date", b"Fri, 04 Dec 2026 20:00:00 GMT"), (b"server", b"uvicorn")]
     for body in (b'{"events":[],"cursor":"7","serverTime":"x"}', '{"é":1}'.encode()):
@@ -307,8 +307,8 @@ def test_a_record_is_sent_as_the_dict_between_would_have_sent_it():
     as `JSONResponse(record.to_wire())`, non-ASCII text and line separators included."""
     from starlette.responses import JSONResponse
 
-    from app.gateway.clock import to_datetime
-    from app.gateway.responses import record_response
+    from app.gateway.core.clock import to_datetime
+    from app.gateway.http.responses import record_response
     from app.protocol import PromptRecord, validate_prompt
 
     record = PromptRecord(

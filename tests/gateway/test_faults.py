@@ -78,9 +78,9 @@ def test_a_devices_first_request_does_not_wait_on_a_held_lock(tmp_path, store_ki
     if store_kind == "postgres":
         config["database_url"] = request.getfixturevalue("database_url")
     patch = request.getfixturevalue("monkeypatch")
-    patch.setattr("app.gateway.store.WRITE_LOCK_WAIT_MS", 60_000)
-    patch.setattr("app.gateway.postgres.LOCK_WAIT", "60s")
-    patch.setattr("app.gateway.postgres.STATEMENT_WAIT", "70s")
+    patch.setattr("app.gateway.store.sqlite.WRITE_LOCK_WAIT_MS", 60_000)
+    patch.setattr("app.gateway.store.postgres.LOCK_WAIT", "60s")
+    patch.setattr("app.gateway.store.postgres.STATEMENT_WAIT", "70s")
     gateway = start_gateway(tmp_path / "gateway", **config)
     try:
         code = gateway.admin.post("/v1/pairings", json={}).json()["code"]

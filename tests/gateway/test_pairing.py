@@ -108,9 +108,9 @@ def test_a_code_is_spent_once_too_many_wrong_codes_were_tried_while_it_lived(gat
 
 def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
     """The table of addresses is capped; what it forgets first is never a blocked address."""
-    from app.gateway.devices import DeviceRegistry
-    from app.gateway.guesses import MAX_ADDRESSES
-    from app.gateway.store import PromptStore
+    from app.gateway.core.devices import DeviceRegistry
+    from app.gateway.core.guesses import MAX_ADDRESSES
+    from app.gateway.store.sqlite import PromptStore
 
     registry = DeviceRegistry(PromptStore(tmp_path / "d.sqlite3").db)
     now = 1_000_000

@@ -314,8 +314,8 @@ CREATE TABLE pairings (
 
 
 def test_a_file_from_before_people_is_the_default_persons(tmp_path):
-    from app.gateway.devices import secret_hash
-    from app.gateway.service import fingerprint
+    from app.gateway.core.devices import secret_hash
+    from app.gateway.core.service import fingerprint
 
     first = start_gateway(tmp_path / "then")
     record = first.create()

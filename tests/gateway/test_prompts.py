@@ -309,7 +309,7 @@ def test_openapi_describes_every_route(gateway):
 
 
 def test_ids_sort_in_creation_order_even_within_one_millisecond():
-    from app.gateway.ids import new_prompt_id
+    from app.gateway.core.ids import new_prompt_id
 
     ids = [new_prompt_id(1_000) for _ in range(100)]
     assert ids == sorted(ids) and len(set(ids)) == 100

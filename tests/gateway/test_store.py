@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from app.gateway.clock import to_datetime
-from app.gateway.store import PRUNE_BATCH, PromptStore
+from app.gateway.core.clock import to_datetime
+from app.gateway.store.sqlite import PRUNE_BATCH, PromptStore
 from app.protocol import DEFAULT_PERSON_ID, PromptRecord, validate_prompt
 from tests.support import prompt_body, wait_until
 
@@ -260,7 +260,7 @@ def test_a_postgresql_database_of_the_first_schema_gets_the_narrower_indexes(dat
     of schema version 1 is taken to the newest version, its prompts kept."""
     import psycopg
 
-    from app.gateway.postgres import MIGRATIONS, PostgresStore
+    from app.gateway.store.postgres import MIGRATIONS, PostgresStore
 
     with psycopg.connect(database_url, autocommit=True) as first:
         first.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -293,7 +293,7 @@ def test_a_postgresql_database_of_the_first_schema_gets_the_narrower_indexes(dat
 def test_the_file_is_held_by_one_store_at_a_time(tmp_path):
     """What a store committed it keeps in memory and it hears no one else's writes, so a second
     store on the same file is refused (in this process as in another) until the first closes."""
-    from app.gateway.ownership import FileInUse, ensure_free
+    from app.gateway.store.ownership import FileInUse, ensure_free
 
     path = tmp_path / "gateway.sqlite3"
     ensure_free(path)  # nothing there yet

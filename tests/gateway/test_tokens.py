@@ -69,7 +69,7 @@ def test_a_broken_tokens_file_is_named_not_a_traceback(tmp_path, content, proble
 def test_an_existing_open_data_folder_is_narrowed_to_its_owner(tmp_path):
     """Every question and answer is in the store: a 0755 data folder becomes 0700, the
     database 0600, also when the folder was there before the gateway."""
-    from app.gateway.store import PromptStore
+    from app.gateway.store.sqlite import PromptStore
 
     folder = tmp_path / "data"
     folder.mkdir(mode=0o755)

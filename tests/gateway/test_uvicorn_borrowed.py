@@ -1,5 +1,5 @@
-"""What `app/http_deadlines.py` and `app/gateway/connections.py` borrow from uvicorn's private HTTP
-protocol, held still.
+"""What `app/http_deadlines.py` and `app/gateway/http/connections.py` borrow from uvicorn's
+private HTTP protocol, held still.
 
 The layer subclasses `HttpToolsProtocol` (it was measured 1.7–2.2× cheaper per subscribed
 device than stock uvicorn, #23), so an upgrade of uvicorn can break it silently. This test
@@ -20,7 +20,7 @@ import uvicorn
 from uvicorn.protocols.http import flow_control, httptools_impl
 from uvicorn.server import ServerState
 
-from app.gateway.connections import GuardedHttpProtocol
+from app.gateway.http.connections import GuardedHttpProtocol
 
 TESTED_UVICORN = "0.55."
 

@@ -29,9 +29,10 @@ from starlette.responses import Response
 
 from app.protocol import ErrorCode, ProtocolError, parse_model
 
-from .auth import Authenticator, Caller, Role
+from ..core.auth import Authenticator, Caller, Role
+from ..core.feed import Later, Page
+from ..core.service import Gateway, fingerprint
 from .bodies import decode_json_body, read_body, refuse_declared_too_large
-from .feed import Later, Page
 from .request_log import logged_path
 from .responses import (
     PIPELINE_WATCH,
@@ -40,7 +41,6 @@ from .responses import (
     result_response,
     when_ready,
 )
-from .service import Gateway, fingerprint
 
 log = logging.getLogger("ask_user.gateway")
 

@@ -1,6 +1,7 @@
 """What the gateway keeps, behind one interface with two implementations (PROTOCOL.md v1.3):
-one SQLite file (store.py, the embedded default, for one process) or PostgreSQL shared by any
-number of gateway processes (postgres.py).
+one SQLite file (sqlite.py, the embedded default, for one process) or PostgreSQL shared by any
+number of gateway processes (postgres.py). Which one a process uses is chosen where it is
+assembled (`open_store` in api.py), not here: the interface knows neither.
 
 The gateway's core calls a `Store` synchronously on its event loop, one call at a time, so a
 check and the write that depends on it never interleave with another request of this process;
@@ -17,8 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from app.protocol import ErrorCode, PromptRecord, ProtocolError
-
-from .config import GatewayConfig
 
 PRUNE_BATCH = 2000
 CREATED, RESOLVED = "prompt.created", "prompt.resolved"
@@ -194,14 +193,3 @@ class Store(Protocol):
         """Until cancelled: call `on_events(seq)` when another process committed the events
         up to `seq`, and `on_registry` when it changed devices, people or agent tokens."""
         ...
-
-
-def open_store(config: GatewayConfig) -> Store:
-    """PostgreSQL when a database URL is configured, else the SQLite file in the data folder."""
-    if config.database_url:
-        from .postgres import PostgresStore
-
-        return PostgresStore(config.database_url)
-    from .store import PromptStore
-
-    return PromptStore(config.db_path, synchronous=config.synchronous)

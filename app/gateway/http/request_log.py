@@ -7,7 +7,7 @@ import logging
 import time
 from typing import Any
 
-from .answer_page import LINK_PATH
+from ..core.notify import LINK_PATH
 
 log = logging.getLogger("ask_user.gateway")
 

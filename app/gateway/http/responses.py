@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse, Response
 
 from app.protocol import PromptRecord, ProtocolError
 
-from .feed import Later, Outcome, Page
+from ..core.feed import Later, Outcome, Page
 
 JSON = "application/json"
 

@@ -23,11 +23,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from app.protocol import PromptRecord, prompt_link
 from app.protocol.asker import asker_label
 
-from .answer_page import LINK_PATH
-
 log = logging.getLogger("ask_user.gateway.notify")
 
 _QUEUE_LIMIT = 1000  # per notifier: past this, announcements are dropped (and logged)
+LINK_PATH = "/a/{token}"  # an answer link: its route, its page's form and the notifications
 NTFY_SCHEMES = ("ntfy", "ntfys")
 NTFY_DEFAULT_SERVER = "https://ntfy.sh"
 NTFY_MAX_ONE_TAP_OPTIONS = 3  # ntfy shows at most three actions

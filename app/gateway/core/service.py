@@ -28,12 +28,12 @@ from app.protocol import (
 )
 from app.protocol.wire import result_body
 
+from ..store.storage import CREATED, RESOLVED, Store, StoredEvent
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
 from .feed import EventFeed, Page
 from .ids import new_prompt_id
-from .storage import CREATED, RESOLVED, Store, StoredEvent
 from .waiters import ResultWait, Waiters
 
 LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOCOL.md v1.2)

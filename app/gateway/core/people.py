@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError
 from app.protocol.people import DEFAULT_PERSON_NAME, PERSON_ID_PREFIX
 
+from ..store.storage import Database
 from .devices import DeviceRegistry, secret_hash
-from .storage import Database
 
 
 @dataclass(frozen=True)

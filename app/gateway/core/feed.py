@@ -26,7 +26,7 @@ from typing import Any
 from app.protocol import ProtocolError
 from app.protocol.wire import events_page
 
-from .storage import Store, StoredEvent
+from ..store.storage import Store, StoredEvent
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
 WAKE_SLICE_SECONDS = 0.005  # parked polls are answered for this long per turn of the loop

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError, limits, normalize_code
 from app.protocol.pairing import CODE_ALPHABET, CODE_LENGTH
 
+from ..store.storage import Database, StoreUnavailable
 from .guesses import Guesses
-from .storage import Database, StoreUnavailable
 
 log = logging.getLogger("ask_user.gateway")
 

@@ -18,8 +18,6 @@ from app.protocol.asker import asker_label
 from app.protocol.strings import ENGLISH, PERSIAN, Strings
 from app.protocol.text import shown_label
 
-LINK_PATH = "/a/{token}"  # an answer link: the route, the page's form and the notifications
-
 
 def language_of(accept_language: str | None) -> str:
     """Persian when the browser prefers it to English, else English (`Accept-Language`)."""

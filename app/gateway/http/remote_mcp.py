@@ -29,7 +29,7 @@ from app.agent.client import AskUserError
 from app.agent.mcp_server import Asking, AskUserTool, build_server, program_of
 from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
-from .service import Gateway, fingerprint
+from ..core.service import Gateway, fingerprint
 
 SESSION_HEADER = "ask-user-session"  # the prompt's sessionKey (PROTOCOL.md v1.2)
 CALLER_KEY = "ask_user.caller"  # where the router leaves the authenticated caller in the scope

@@ -26,7 +26,7 @@ from uvicorn.protocols.http.httptools_impl import STATUS_LINE
 from app.http_deadlines import MAX_HEADER_BYTES, DeadlineHttpProtocol
 from app.protocol import ProtocolError
 
-from .feed import Later, Outcome, Page
+from ..core.feed import Later, Outcome, Page
 from .request_log import log_request
 from .responses import JSON, PIPELINE_WATCH, PipelineWatch, error_response
 from .routing import WithBody

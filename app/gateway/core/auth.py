@@ -6,11 +6,11 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError
 
-from .config import Tokens
 from .devices import DeviceRegistry
 from .people import People
 
@@ -26,6 +26,16 @@ class Caller:
     role: Role
     device_id: str | None = None
     person: str = DEFAULT_PERSON_ID
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """The tokens named in the environment or tokens.json, by role (config.py reads them)."""
+
+    agent: tuple[str, ...]
+    device: tuple[str, ...]
+    file: Path | None = None  # where they are kept, when the gateway made them
+    admin: tuple[str, ...] = ()  # manage devices and pairing codes (PROTOCOL.md v1.1)
 
 
 class Authenticator:
