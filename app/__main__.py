@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 def _prog() -> str:
@@ -15,41 +18,81 @@ def _prog() -> str:
     return "python -m app" if name in ("", "__main__.py", "-c") else name
 
 
-# Each command: its help line, and where its parser is built. Only the chosen command's module is
-# imported (all of them for --help): `ask-user mcp` must answer its client quickly, and it
-# imported the whole gateway and the app just to build their parsers (#40).
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "app": ("run the app (the default)", "app.launch", "build_parser"),
-    "demo": ("run the app with a demo agent asking", "app.launch", "build_parser"),
-    "gateway": ("run the gateway", "app.gateway.cli", "build_parser"),
-    "pair": ("pair a phone: a link and a QR code", "app.gateway.admin", "build_pair_parser"),
-    "devices": ("list or revoke paired devices", "app.gateway.admin", "build_devices_parser"),
-    "people": (
+@dataclass(frozen=True)
+class Command:
+    """A command: its help line, where its parser is built and where it runs (`module:name`).
+    Only the chosen command's module is imported (all of them for --help): `ask-user mcp`
+    must answer its client quickly, and it imported the whole gateway and the app just to
+    build their parsers (#40)."""
+
+    help: str
+    parser: str
+    run: str
+
+
+COMMANDS: dict[str, Command] = {
+    "app": Command("run the app (the default)", "app.launch:build_parser", "app.launch:run"),
+    "demo": Command(
+        "run the app with a demo agent asking", "app.launch:build_parser", "app.launch:run_demo"
+    ),
+    "gateway": Command("run the gateway", "app.gateway.cli:build_parser", "app.gateway.cli:run"),
+    "pair": Command(
+        "pair a phone: a link and a QR code",
+        "app.gateway.admin:build_pair_parser",
+        "app.gateway.admin:run",
+    ),
+    "devices": Command(
+        "list or revoke paired devices",
+        "app.gateway.admin:build_devices_parser",
+        "app.gateway.admin:run",
+    ),
+    "people": Command(
         "add, list or remove the people of a shared gateway",
-        "app.gateway.admin",
-        "build_people_parser",
+        "app.gateway.admin:build_people_parser",
+        "app.gateway.admin:run",
     ),
-    "agent-token": (
+    "agent-token": Command(
         "make an agent token for a person",
-        "app.gateway.admin",
-        "build_agent_token_parser",
+        "app.gateway.admin:build_agent_token_parser",
+        "app.gateway.admin:run",
     ),
-    "ask": ("ask the user from a shell", "app.agent.cli", "build_ask_parser"),
-    "mcp": ("serve ask_user over MCP stdio", "app.agent.cli", "build_mcp_parser"),
-    "claude-hook": (
+    "ask": Command(
+        "ask the user from a shell", "app.agent.cli:build_ask_parser", "app.agent.cli:run_ask"
+    ),
+    "mcp": Command(
+        "serve ask_user over MCP stdio", "app.agent.cli:build_mcp_parser", "app.agent.cli:run_mcp"
+    ),
+    "claude-hook": Command(
         "Claude Code's PreToolUse hook: its questions",
-        "app.agent.cli",
-        "build_claude_hook_parser",
+        "app.agent.cli:build_claude_hook_parser",
+        "app.agent.cli:run_claude_hook",
     ),
-    "setup": (
+    "setup": Command(
         "write Ask User into an agent's settings (claude-code, codex, ...)",
-        "app.agent.setup",
-        "build_parser",
+        "app.agent.setup:build_parser",
+        "app.agent.setup:run",
     ),
-    "telegram": ("answer from Telegram, with buttons", "app.channels.telegram", "build_parser"),
-    "slack": ("answer from Slack, with buttons", "app.channels.slack", "build_parser"),
-    "discord": ("answer from Discord, with buttons", "app.channels.discord", "build_parser"),
+    "telegram": Command(
+        "answer from Telegram, with buttons",
+        "app.channels.telegram:build_parser",
+        "app.channels.telegram:run",
+    ),
+    "slack": Command(
+        "answer from Slack, with buttons",
+        "app.channels.slack:build_parser",
+        "app.channels.slack:run",
+    ),
+    "discord": Command(
+        "answer from Discord, with buttons",
+        "app.channels.discord:build_parser",
+        "app.channels.discord:run",
+    ),
 }
+
+
+def _named(where: str) -> Callable[..., Any]:
+    module, name = where.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,55 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     chosen = argv[0] if argv[0] in COMMANDS else None
     parser = argparse.ArgumentParser(prog=_prog(), description="Ask User")
     commands = parser.add_subparsers(dest="command", required=True)
-    for name, (help_line, module, builder) in COMMANDS.items():
-        command = commands.add_parser(name, help=help_line)
+    for name, command in COMMANDS.items():
+        sub = commands.add_parser(name, help=command.help)
         if chosen in (None, name):
-            getattr(importlib.import_module(module), builder)(command)
-    return _run(parser.parse_args(argv))
-
-
-def _run(args: argparse.Namespace) -> int:
-    if args.command in ("app", "demo"):
-        from app.launch import run as run_app
-
-        return run_app(args, demo=args.command == "demo")
-    if args.command == "gateway":
-        from app.gateway.cli import run
-
-        return run(args)
-    if COMMANDS[args.command][1] == "app.gateway.admin":
-        from app.gateway.admin import run as run_admin
-
-        return run_admin(args, args.command)
-    if args.command == "ask":
-        from app.agent.cli import run_ask
-
-        return run_ask(args)
-    if args.command == "mcp":
-        from app.agent.cli import run_mcp
-
-        return run_mcp(args)
-    if args.command == "claude-hook":
-        from app.agent.claude_hook import run_claude_hook
-
-        return run_claude_hook(
-            timeout_seconds=args.timeout, gateway_url=args.gateway_url, token=args.token
-        )
-    if args.command == "setup":
-        from app.agent.setup import run as run_setup
-
-        return run_setup(args)
-    if args.command == "discord":
-        from app.channels.discord import run as run_discord
-
-        return run_discord(args)
-    if args.command == "slack":
-        from app.channels.slack import run as run_slack
-
-        return run_slack(args)
-    from app.channels.telegram import run as run_telegram
-
-    return run_telegram(args)
+            _named(command.parser)(sub)
+    args = parser.parse_args(argv)
+    return _named(COMMANDS[args.command].run)(args)
 
 
 if __name__ == "__main__":

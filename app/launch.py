@@ -163,6 +163,11 @@ def _running_gateway(data_dir: Path, device_token: str) -> str | None:
     return url if answer.status_code == 200 else None
 
 
+def run_demo(args: argparse.Namespace) -> int:
+    """`python -m app demo`: the app, with a demo agent asking."""
+    return run(args, demo=True)
+
+
 def run(args: argparse.Namespace, demo: bool = False) -> int:
     import flet as ft
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from app.protocol import error_from_body
 from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .config import DEFAULT_HOST, DEFAULT_PORT, TOKENS_FILE, default_data_dir, read_local_info
@@ -112,10 +113,13 @@ def _call(client: httpx.Client, method: str, path: str, **kwargs) -> httpx.Respo
         ) from exc
     if response.status_code >= 400:
         try:
-            error = response.json()["error"]
-            message = f"{error['message']} ({error['code']})"
-        except (ValueError, KeyError, TypeError):
-            message = f"HTTP {response.status_code}"
+            body = response.json()
+        except ValueError:
+            body = None
+        error = error_from_body(body, response.status_code, f"HTTP {response.status_code}")
+        message = error.message
+        if not error.code.startswith("http_"):
+            message += f" ({error.code})"
         if response.status_code in (401, 403):
             message += f": check {ADMIN_TOKEN_ENV} (an admin token from the gateway's tokens.json)"
         raise AdminError(message)
@@ -266,9 +270,9 @@ def _seen(text: str | None) -> str:
 COMMANDS = {"pair": pair, "devices": devices, "people": people, "agent-token": agent_token}
 
 
-def run(args: argparse.Namespace, command: str) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
-        return COMMANDS[command](args)
+        return COMMANDS[args.command](args)
     except AdminError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
