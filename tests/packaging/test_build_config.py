@@ -123,12 +123,16 @@ def _runs(workflow: dict) -> list[str]:
     return [step.get("run", "") for job in workflow["jobs"].values() for step in job["steps"]]
 
 
-def test_test_workflow_runs_the_readme_test_command():
+def test_test_workflow_is_ci_run_which_runs_the_readme_test_command():
+    """One CI definition (#41): the workflow runs .ci/run, and .ci/run runs the README's test
+    command after installing what it needs."""
     readme = (ROOT / "README.md").read_text()
     assert "python -m pytest" in readme
     runs = " ".join(_runs(_workflow("test.yml")))
-    assert "python -m pytest" in runs and 'pip install -e ".[dev]"' in runs
-    assert "chromium" in runs
+    assert "bash .ci/run" in runs
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "python -m pytest" in ci and 'pip install -q -e ".[dev]"' in ci
+    assert "chromium" in ci and "postgresql" in ci and "mypy app" in ci
 
 
 def test_build_workflow_builds_every_target_with_the_pinned_flet():
