@@ -78,3 +78,28 @@ def test_the_schema_is_not_looser_than_the_validators(gateway):
         assert not validator.is_valid(body), body
         response = gateway.agent.post("/v1/prompts", json=body)
         assert response.status_code == 422, response.text
+
+
+def test_how_a_request_is_served_is_said_and_held_when_the_table_is_built():
+    """#41: `served=` is explicit on every row; a handler that cannot be served that way (an
+    async def answered at once, a plain def on the ASGI path) is refused when the table is
+    built, naming the endpoint, instead of deciding silently."""
+    import pytest
+
+    from app.gateway.http.routing import Endpoint
+
+    def plain(call):
+        return {}
+
+    async def waits(call):
+        return {}
+
+    assert {e.served for e in ENDPOINTS} == {"at_once", "mounted"}
+    row = dict(method="GET", path="/x", role=None, summary="X", tag="meta")
+    assert Endpoint(handler=plain, served="at_once", **row).at_once
+    assert not Endpoint(handler=waits, served="asgi", **row).at_once
+    for handler, served in ((waits, "at_once"), (plain, "asgi"), (plain, "mounted")):
+        with pytest.raises(ValueError, match=r"GET /x: served="):
+            Endpoint(handler=handler, served=served, **row)
+    with pytest.raises(TypeError):
+        Endpoint("GET", "/x", plain, None, "X", "meta", served="at_once")  # keywords only

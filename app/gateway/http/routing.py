@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
@@ -100,11 +100,22 @@ Result = Response | dict | Page | Later
 # A plain function unless it awaits; a mounted endpoint's takes (call, receive, send) and
 # answers by itself.
 Handler = Callable[..., Awaitable[Result] | Awaitable[None] | Result]
+Served = Literal["at_once", "asgi", "mounted"]
+SERVED: tuple[Served, ...] = ("at_once", "asgi", "mounted")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Endpoint:
-    """One endpoint of PROTOCOL.md, declared once."""
+    """One endpoint of PROTOCOL.md, declared once, every field by name. `served` says how its
+    requests are served, and the table is held to it when it is built:
+
+    - `"at_once"`: by the connection, where the request is parsed (its body, if any, once it is
+      in): no ASGI cycle, no task. The handler is a plain `def` that never waits; what has to
+      wait later returns a `Later`/`Page` the connection writes when it is ready.
+    - `"asgi"`: in uvicorn's ASGI cycle, for a handler that awaits (`async def`).
+    - `"mounted"`: handed whole to another package's ASGI app once authenticated
+      (`async def handler(call, receive, send)`: the MCP SDK's transport at /mcp).
+    """
 
     method: str
     path: str  # with {name} parameters
@@ -112,6 +123,7 @@ class Endpoint:
     role: Role | None  # None: no token (health, pairing with a code)
     summary: str
     tag: str
+    served: Served
     status: int = 200
     response: Any = None  # a model, a tuple of models (one of), "text" or None (no body)
     errors: tuple[int, ...] = ()  # besides 401/403/413/422, which every endpoint may answer
@@ -123,18 +135,22 @@ class Endpoint:
     # 200 with what an earlier try made, when the same request comes again (a create's
     # requestId): documented beside `status`.
     replays: bool = False
-    # The handler serves the request itself as ASGI, `handler(call, receive, send)`, once it is
-    # authenticated: for a transport from another package (the MCP SDK's, at /mcp).
-    mount: bool = False
     pattern: re.Pattern[str] = field(init=False, repr=False, compare=False)
     at_once: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        awaits = inspect.iscoroutinefunction(self.handler)
+        if self.served not in SERVED:
+            raise ValueError(f"{self.method} {self.path}: served must be one of {SERVED}")
+        if awaits != (self.served != "at_once"):
+            kind = "an async def" if awaits else "a plain def"
+            raise ValueError(
+                f"{self.method} {self.path}: served={self.served!r}, but its handler is {kind} "
+                "(at once: a plain def that never waits; asgi and mounted: async def)"
+            )
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path)
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
-        # Nothing to await: answerable by the connection (once its body, if any, is in).
-        at_once = not self.mount and not inspect.iscoroutinefunction(self.handler)
-        object.__setattr__(self, "at_once", at_once)
+        object.__setattr__(self, "at_once", self.served == "at_once")
 
     @property
     def changes(self) -> bool:
@@ -196,7 +212,7 @@ class Router:
             return
         try:
             endpoint, params = self.match(scope["method"], scope["path"])
-            if endpoint.mount:
+            if endpoint.served == "mounted":
                 call = self._admit(endpoint, params, scope)
                 await endpoint.handler(call, receive, send)  # type: ignore[call-arg, misc]
                 return
