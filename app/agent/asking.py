@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import random
 import threading
 import time
 from collections.abc import Awaitable
 from typing import Any, Protocol, TypeVar
 
 import anyio
+
+from app.protocol.backoff import backoff_delay
 
 RUN_ABORT = "run-abort"
 RESULT_WAIT_SECONDS = 30
@@ -59,7 +60,7 @@ async def sleep_or_abort(seconds: float, abort: AbortEvent | None) -> None:
 
 
 def backoff(attempt: int) -> float:
-    return min(BACKOFF_CAP, BACKOFF_START * 2**attempt) * random.uniform(0.5, 1.0)
+    return backoff_delay(attempt, BACKOFF_START, BACKOFF_CAP)
 
 
 async def despite_cancel(work: Awaitable[T]) -> T:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from app.protocol import (
     canonicalize_answers,
     limits,
 )
+from app.protocol.backoff import Backoff
 from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .client import (
@@ -88,21 +88,6 @@ class PairingError(Exception):
     def __init__(self, kind: str, detail: str) -> None:
         super().__init__(f"{kind}: {detail}")
         self.kind, self.detail = kind, detail
-
-
-class Backoff:
-    """Exponential with full jitter between half and all of the step; reset on success."""
-
-    def __init__(self, start: float = BACKOFF_START, cap: float = BACKOFF_CAP) -> None:
-        self.start, self.cap, self.attempt = start, cap, 0
-
-    def next_delay(self) -> float:
-        step = min(self.cap, self.start * 2**self.attempt)
-        self.attempt += 1
-        return random.uniform(step / 2, step)
-
-    def reset(self) -> None:
-        self.attempt = 0
 
 
 class DeviceCore:
@@ -278,7 +263,7 @@ class DeviceCore:
                 await self._close_client()
 
     async def _poll(self, client: GatewayClient) -> None:
-        backoff = Backoff()
+        backoff = Backoff(BACKOFF_START, BACKOFF_CAP)
         needs_resync = self.store.cursor is None
         self._set_connection(Connection.CONNECTING)
         while True:
@@ -334,7 +319,7 @@ class DeviceCore:
         self.store.set_meta("clock_offset_ms", str(self.clock.offset_ms))
 
     async def _send(self, client: GatewayClient) -> None:
-        backoff = Backoff()
+        backoff = Backoff(BACKOFF_START, BACKOFF_CAP)
         while True:
             self._outbox_ready.clear()
             entries = self.store.outbox()
