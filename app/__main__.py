@@ -65,7 +65,7 @@ COMMANDS: dict[str, Command] = {
     "claude-hook": Command(
         "Claude Code's PreToolUse hook: its questions",
         "app.agent.cli:build_claude_hook_parser",
-        "app.agent.cli:run_claude_hook",
+        "app.agent.claude_hook:run",
     ),
     "setup": Command(
         "write Ask User into an agent's settings (claude-code, codex, ...)",

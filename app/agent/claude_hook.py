@@ -11,6 +11,7 @@ no decision, so Claude Code shows its own question and nothing is lost.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
@@ -151,3 +152,10 @@ def run_claude_hook(
         return 0
     print(json.dumps(output, ensure_ascii=False))
     return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """`ask-user claude-hook`, from its command line."""
+    return run_claude_hook(
+        timeout_seconds=args.timeout, gateway_url=args.gateway_url, token=args.token
+    )

@@ -215,9 +215,3 @@ def run_mcp(args: argparse.Namespace) -> int:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
     return 0
-
-
-def run_claude_hook(args: argparse.Namespace) -> int:
-    from .claude_hook import run_claude_hook as run_hook
-
-    return run_hook(timeout_seconds=args.timeout, gateway_url=args.gateway_url, token=args.token)

@@ -2,9 +2,9 @@
 
 Never part of a phone build; imports only app.protocol from the project (and app.agent, for
 the `ask_user` tool that `/mcp` shares with the stdio server). Three floors, arrows down only:
-`http/` → `core/` → `store/`; above them the process: `config` (settings), `api` (the endpoint
-table, its handlers and the app's assembly: which store, which routes), `server` (uvicorn),
-`cli` and `admin` (the commands).
+`http/` → `core/` → `store/`; above them the process: `config` (settings), `api` (the app's
+assembly: which store, the lifespan and background jobs), `server` (uvicorn), `cli` and `admin`
+(the commands). The endpoint table is `http/endpoints.py`, its handlers `http/handlers/`.
 """
 
 from .api import create_app

@@ -102,24 +102,29 @@ def test_a_broken_settings_file_is_named_and_left_alone(tmp_path):
     assert not (tmp_path / ".claude.json").exists()
 
 
-def test_the_readmes_agent_snippets_parse_and_match_what_setup_writes():
-    """Copy-paste setup: every JSON and TOML block under "Point an agent at it" parses, and the
-    hook block says what `setup claude-code` writes."""
+def test_every_json_and_toml_snippet_of_the_docs_parses_and_agents_match_what_setup_writes():
+    """Copy-paste setup (#45): every JSON and TOML block in the README and docs/ parses; in the
+    agents' page the hook block says what `setup claude-code` writes, every server starts
+    `/abs/ask-user mcp`, and none holds a placeholder like "..."."""
     import re
     import tomllib
 
     from app.agent.setup import with_hook
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("## Point an agent at it") :]
-    section = section[: section.index("\n## ", 1)]
-    blocks = re.findall(r"```(json|toml)\n(.*?)```", section, re.S)
-    assert len(blocks) >= 4
-    parsed = [json.loads(b) if kind == "json" else tomllib.loads(b) for kind, b in blocks]
-    [hook_block] = [p for p in parsed if "hooks" in p]
+    root = Path(__file__).resolve().parents[2]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    blocks = {}
+    for page in pages:
+        for kind, block in re.findall(r"```(json|toml)\n(.*?)```", page.read_text(), re.S):
+            parsed = json.loads(block) if kind == "json" else tomllib.loads(block)
+            blocks.setdefault(page.name, []).append((block, parsed))
+    agents = blocks["agents.md"]
+    assert len(agents) >= 4
+    [hook_block] = [p for _, p in agents if "hooks" in p]
     written = with_hook({}, "/abs/ask-user claude-hook", 960)
     assert hook_block["hooks"] == written["hooks"]
-    for config in parsed:
+    for text, config in agents:
+        assert '"..."' not in text and '= "..."' not in text, text
         for server in (config.get("mcpServers") or config.get("mcp_servers") or {}).values():
             if "command" in server:
                 assert server["command"] == "/abs/ask-user" and server["args"][0] == "mcp"

@@ -10,7 +10,7 @@ from npm): start it first, then
 
     OPENCLAW_URL=ws://127.0.0.1:18789 OPENCLAW_TOKEN=... python -m tests.bench versus
 
-(BENCHMARKS.md says how it was installed and started). Its process is found by name for its
+(docs/benchmarks.md says how it was installed and started). Its process is found by name for its
 CPU time (`OPENCLAW_PID` overrides).
 """
 

@@ -17,7 +17,7 @@ from schemathesis.checks import (
     status_code_conformance,
 )
 
-from app.gateway.api import ENDPOINTS
+from app.gateway.http.endpoints import ENDPOINTS
 from app.protocol.text import fold
 from tests.support import ADMIN_TOKEN, AGENT_TOKEN, DEVICE_TOKEN, start_gateway
 

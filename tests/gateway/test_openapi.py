@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from app.gateway.api import ENDPOINTS
+from app.gateway.http.endpoints import ENDPOINTS
 
 SNAPSHOT = Path(__file__).with_name("openapi.snapshot.json")
 

@@ -30,6 +30,7 @@ from app.agent.mcp_server import Asking, AskUserTool, build_server, program_of
 from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
 from ..core.service import Gateway, fingerprint
+from .state import AppState
 
 SESSION_HEADER = "ask-user-session"  # the prompt's sessionKey (PROTOCOL.md v1.2)
 CALLER_KEY = "ask_user.caller"  # where the router leaves the authenticated caller in the scope
@@ -71,7 +72,7 @@ class GatewayAsker:
 class RemoteMcp:
     """The session manager and the tool behind `/mcp`, started and stopped with the gateway."""
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: AppState) -> None:
         self.state = state  # the app's: .gateway, set at start-up
         self.manager = StreamableHTTPSessionManager(
             build_server(AskUserTool(self._asking_for)),
@@ -93,7 +94,7 @@ class RemoteMcp:
             session = (request.headers.get(MCP_SESSION_ID_HEADER) or "")[:8]
             session_key, agent_id = DEFAULT_SESSION_KEY, f"{program_of(ctx)}/{session}"
         return Asking(
-            GatewayAsker(self.state.gateway, owner, caller.person),
+            GatewayAsker(self.state.started(), owner, caller.person),
             session_key,
             agent_id,
             owner=owner,

@@ -41,6 +41,7 @@ from .responses import (
     result_response,
     when_ready,
 )
+from .state import AppState
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -52,7 +53,7 @@ class Call:
     """What a handler gets: the validated inputs and who asked. Only the handler holds it, so
     one that parks (a long-poll) can let it go and hold just what it waits with (#8)."""
 
-    state: Any  # the app's: config, auth, gateway, schema
+    state: AppState  # the app's (http/state.py)
     scope: dict
     caller: Caller | None
     params: dict[str, str]
@@ -62,7 +63,7 @@ class Call:
 
     @property
     def gateway(self) -> Gateway:
-        return self.state.gateway
+        return self.state.started()
 
     @property
     def auth(self) -> Authenticator:
