@@ -7,7 +7,7 @@ progress keep waiting). A call re-issued with the same arguments while its promp
 attaches to that prompt; the last call to stop waiting on a prompt (cancelled by the client, or
 its connection closed) cancels it.
 
-Each server process asks in a pending slot of its own (PROTOCOL.md v1.4): its sessionKey names
+Each server process asks in a pending slot of its own (docs/PROTOCOL.md v1.4): its sessionKey names
 the program and its project (`claude-code:~/code/shop`), its agentId the program and this
 process (`claude-code/3f2a9c1e`), so two agents on one machine never stand in each other's way.
 `--session-key` keeps the older meaning: one slot for that key.

@@ -1,6 +1,6 @@
 """Which project an agent asks from, and which program it is: the `sessionKey` that groups a
 project's questions in the app (`claude-code:~/code/shop`) and the `agentId` that gives each
-running agent its own pending slot (PROTOCOL.md v1.4)."""
+running agent its own pending slot (docs/PROTOCOL.md v1.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A typed async client for the device endpoints of PROTOCOL.md, on one keep-alive httpx client.
+"""A typed async client for the device endpoints of docs/PROTOCOL.md, on one keep-alive httpx
+client.
 
 Error bodies become exceptions carrying the contract's codes; network trouble stays an
 `httpx.TransportError`, which the sync loop answers with backoff.

@@ -61,7 +61,7 @@ class GatewayApp:
             title="Ask User gateway",
             version=__version__,
             description="Holds ask_user prompts between the agents that ask and the devices "
-            "that answer. See PROTOCOL.md.",
+            "that answer. See docs/PROTOCOL.md.",
         )
         self.remote_mcp = self.state.remote_mcp = RemoteMcp(self.state)
         self.router = Router(ENDPOINTS, self.state, lifespan=self._lifespan)

@@ -1,4 +1,5 @@
-"""The answer rules of PROTOCOL.md "Answering": validate and canonicalise an answer for a prompt."""
+"""The answer rules of docs/PROTOCOL.md "Answering": validate and canonicalise an answer for
+a prompt."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 With several agents waiting at once, a card that only says "Question 1 of 1" is not enough. The
 words come from what the prompt already carries: its agentId (`claude-code/3f2a9c1e`, the
-program and its process, PROTOCOL.md v1.4) and its sessionKey (`claude-code:~/code/shop-api`,
+program and its process, docs/PROTOCOL.md v1.4) and its sessionKey (`claude-code:~/code/shop-api`,
 the program and its project; or a key an agent chose, like `main` or `shop`). Every place that
 shows a prompt — cards, the stepper, summaries, the session filter, notifications, chat
 messages, the answer page — says it with these functions, and nothing else.

@@ -1,4 +1,4 @@
-"""How every side waits before trying the gateway again (PROTOCOL.md: on a network error, back
+"""How every side waits before trying the gateway again (docs/PROTOCOL.md: on a network error, back
 off exponentially, jittered, capped): the step doubles from `start` up to `cap`, and each wait
 is drawn between half and all of it, so clients that lost the gateway together do not return
 together. The agent's calls and the device's sync loop use this one rule, each with its own

@@ -7,7 +7,7 @@ from typing import Any
 
 
 class ErrorCode:
-    """Stable machine codes of PROTOCOL.md, with the HTTP status each one maps to."""
+    """Stable machine codes of docs/PROTOCOL.md, with the HTTP status each one maps to."""
 
     INVALID_PROMPT = "invalid_prompt"
     INVALID_ANSWER = "invalid_answer"

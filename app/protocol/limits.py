@@ -1,4 +1,4 @@
-"""Every limit of the contract, named once (PROTOCOL.md "Validating a prompt" and friends)."""
+"""Every limit of the contract, named once (docs/PROTOCOL.md "Validating a prompt" and friends)."""
 
 MIN_QUESTIONS = 1
 MAX_QUESTIONS = 3

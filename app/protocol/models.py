@@ -1,4 +1,5 @@
-"""The wire models of PROTOCOL.md: pydantic v2 at the boundary, camelCase JSON, every rule here.
+"""The wire models of docs/PROTOCOL.md: pydantic v2 at the boundary, camelCase JSON, every rule
+here.
 
 Request models reject unknown properties; response models ignore them, so an older device keeps
 working against a newer gateway.

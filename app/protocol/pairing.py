@@ -1,4 +1,4 @@
-"""Pairing and devices (PROTOCOL.md v1.1): the wire models, the code's shape, and the links.
+"""Pairing and devices (docs/PROTOCOL.md v1.1): the wire models, the code's shape, and the links.
 
 A phone joins by opening `askuser://pair?url=…&code=…` (its camera reads it from a QR code);
 `askuser://prompt/<id>` opens one card. The web app gets the same as page routes
@@ -72,7 +72,7 @@ class PairingRequest(RequestModel):
         max_length=limits.MAX_URL_CHARS,
         json_schema_extra={"pattern": HTTP_URL_PATTERN},
     )  # `_url` below says it in its own words
-    # The person the paired device will belong to (PROTOCOL.md v1.3); none: the default.
+    # The person the paired device will belong to (docs/PROTOCOL.md v1.3); none: the default.
     person_id: str | None = Field(default=None, max_length=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("gateway_url")

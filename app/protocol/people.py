@@ -1,4 +1,4 @@
-"""People (PROTOCOL.md v1.3): who a token, a device and a prompt belong to, on the wire.
+"""People (docs/PROTOCOL.md v1.3): who a token, a device and a prompt belong to, on the wire.
 
 A gateway shared by a team keeps each person's prompts to that person's devices. A gateway
 with no people configured has one person, the default, who owns every token named in the

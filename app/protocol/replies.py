@@ -1,4 +1,4 @@
-"""Plain-text replies (PROTOCOL.md "Plain-text replies"): a person's words into answers."""
+"""Plain-text replies (docs/PROTOCOL.md "Plain-text replies"): a person's words into answers."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ class Tokens:
     agent: tuple[str, ...]
     device: tuple[str, ...]
     file: Path | None = None  # where they are kept, when the gateway made them
-    admin: tuple[str, ...] = ()  # manage devices and pairing codes (PROTOCOL.md v1.1)
+    admin: tuple[str, ...] = ()  # manage devices and pairing codes (docs/PROTOCOL.md v1.1)
 
 
 class Authenticator:

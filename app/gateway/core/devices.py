@@ -3,7 +3,7 @@
 A device token is looked up by its SHA-256 in memory (no SQL on a request's path); the table is
 the durable copy, re-read when another gateway process paired or revoked a device. A device's
 `lastSeenAt` is written at most once a minute. Each device, and each code, belongs to a person
-(PROTOCOL.md v1.3): the default one unless the code says.
+(docs/PROTOCOL.md v1.3): the default one unless the code says.
 """
 
 from __future__ import annotations

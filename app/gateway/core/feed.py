@@ -6,7 +6,7 @@ JSON page and a callback per device, not a SQL query and a response built per de
 #16: 1,000 subscribed devices once cost 150-200 µs of CPU each per event). A parked poll is a
 `Parked` (no task, no future): the connection answers it with the shared page's bytes. Events
 are added only after their transaction committed, so nothing is served that the store does
-not hold. A device hears only of its person's prompts (PROTOCOL.md v1.3): an event wakes the
+not hold. A device hears only of its person's prompts (docs/PROTOCOL.md v1.3): an event wakes the
 polls of its person, and a page skips other people's events (its cursor moves past them).
 
 This is the core's floor: it deals in pages of bytes and the contract's errors. What becomes of

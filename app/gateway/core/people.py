@@ -1,4 +1,4 @@
-"""People and their agent tokens (PROTOCOL.md v1.3), in the gateway's store.
+"""People and their agent tokens (docs/PROTOCOL.md v1.3), in the gateway's store.
 
 The default person is not a row: it owns every token named in the environment or in
 `tokens.json`, so a gateway with no people configured behaves as it always did. Agent tokens

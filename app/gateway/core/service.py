@@ -36,7 +36,7 @@ from .feed import EventFeed, Page
 from .ids import new_prompt_id
 from .waiters import ResultWait, Waiters
 
-LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (PROTOCOL.md v1.2)
+LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (docs/PROTOCOL.md v1.2)
 CATCH_UP_BATCH = 500  # events read at a time from what other gateway processes committed
 
 

@@ -1,4 +1,4 @@
-"""The one table of endpoints: each declared once, every field by name (PROTOCOL.md); the
+"""The one table of endpoints: each declared once, every field by name (docs/PROTOCOL.md); the
 router serves it and openapi.py describes it."""
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 from ..core.service import Gateway, fingerprint
 from .state import AppState
 
-SESSION_HEADER = "ask-user-session"  # the prompt's sessionKey (PROTOCOL.md v1.2)
+SESSION_HEADER = "ask-user-session"  # the prompt's sessionKey (docs/PROTOCOL.md v1.2)
 CALLER_KEY = "ask_user.caller"  # where the router leaves the authenticated caller in the scope
 STREAM_LOST_KEY = "ask_user.stream_lost"  # set once the request's response is over
 DEFAULT_SESSION_KEY = "main"
@@ -88,7 +88,7 @@ class RemoteMcp:
         request = ctx.request  # the Starlette request the transport made of our scope
         caller = request.scope[CALLER_KEY]
         owner = fingerprint(caller.token)
-        # With no header, each MCP session asks in a slot of its own (PROTOCOL.md v1.4).
+        # With no header, each MCP session asks in a slot of its own (docs/PROTOCOL.md v1.4).
         session_key, agent_id = request.headers.get(SESSION_HEADER), None
         if not session_key:
             session = (request.headers.get(MCP_SESSION_ID_HEADER) or "")[:8]

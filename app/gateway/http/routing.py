@@ -77,7 +77,7 @@ class Call:
 
     @property
     def person(self) -> str:
-        """Whose prompts this caller may reach (PROTOCOL.md v1.3): every store query on a
+        """Whose prompts this caller may reach (docs/PROTOCOL.md v1.3): every store query on a
         device's or agent's behalf takes it."""
         assert self.caller is not None
         return self.caller.person
@@ -107,7 +107,7 @@ SERVED: tuple[Served, ...] = ("at_once", "asgi", "mounted")
 
 @dataclass(frozen=True, kw_only=True)
 class Endpoint:
-    """One endpoint of PROTOCOL.md, declared once, every field by name. `served` says how its
+    """One endpoint of docs/PROTOCOL.md, declared once, every field by name. `served` says how its
     requests are served, and the table is held to it when it is built:
 
     - `"at_once"`: by the connection, where the request is parsed (its body, if any, once it is

@@ -1,4 +1,4 @@
-"""The store in PostgreSQL, shared by any number of gateway processes (PROTOCOL.md v1.3).
+"""The store in PostgreSQL, shared by any number of gateway processes (docs/PROTOCOL.md v1.3).
 
 Each process keeps its own event feed and waiters (the fan-out of #16 stays per process) and
 hears the others through LISTEN/NOTIFY: a committed event notifies its sequence number, a

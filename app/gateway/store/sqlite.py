@@ -196,7 +196,7 @@ class PromptStore(SharedQueries):
             self._db.execute(
                 "ALTER TABLE idempotency ADD COLUMN request_hash TEXT NOT NULL DEFAULT ''"
             )
-        # Each prompt's answer link, by the SHA-256 of its token (PROTOCOL.md v1.2): it goes
+        # Each prompt's answer link, by the SHA-256 of its token (docs/PROTOCOL.md v1.2): it goes
         # with the prompt when retention removes it.
         prompt_columns = {r[1] for r in self._db.execute("PRAGMA table_info(prompts)")}
         if "link_hash" not in prompt_columns:
@@ -205,7 +205,7 @@ class PromptStore(SharedQueries):
             "CREATE UNIQUE INDEX IF NOT EXISTS prompts_link ON prompts(link_hash) "
             "WHERE link_hash IS NOT NULL"
         )
-        # The person a prompt and its events belong to (PROTOCOL.md v1.3): what was there
+        # The person a prompt and its events belong to (docs/PROTOCOL.md v1.3): what was there
         # before people belongs to the default person. One pending prompt per session is per
         # person: two people's agents may both ask in their "main".
         whose = f"TEXT NOT NULL DEFAULT '{DEFAULT_PERSON_ID}'"

@@ -1,4 +1,4 @@
-"""What the gateway keeps, behind one interface with two implementations (PROTOCOL.md v1.3):
+"""What the gateway keeps, behind one interface with two implementations (docs/PROTOCOL.md v1.3):
 one SQLite file (sqlite.py, the embedded default, for one process) or PostgreSQL shared by any
 number of gateway processes (postgres.py). Which one a process uses is chosen where it is
 assembled (`open_store` in api.py), not here: the interface knows neither.
