@@ -24,10 +24,11 @@ URGENT_SECONDS = 60
 
 
 @ft.component
-def Countdown(expires_ms: float, strings: Strings) -> ft.Control:
-    """Time left on the gateway's clock; it turns urgent in the last minute."""
+def Countdown(record: PromptRecord, strings: Strings) -> ft.Control:
+    """Time left on the gateway's clock, by the contract's one rule (`seconds_left`); it turns
+    urgent in the last minute."""
     clock = ft.use_context(ClockContext)
-    left = max(0.0, (expires_ms - clock.now_ms) / 1000)
+    left = record.seconds_left(clock.now_ms)
     urgent = left <= URGENT_SECONDS
     color = ft.Colors.ERROR if urgent else ft.Colors.PRIMARY
     return ft.Row(
@@ -225,7 +226,7 @@ def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
                 spacing=6,
                 tight=True,
             ),
-            Countdown(item.record.expires_ms, strings),
+            Countdown(item.record, strings),
         ],
         alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
         wrap=True,

@@ -73,7 +73,7 @@ def StepBar(
     count = len(item.record.questions)
     words: list[ft.Control] = [
         ft.Text(strings("step_of", n=step + 1, count=count), size=14, weight=ft.FontWeight.W_600),
-        Countdown(item.record.expires_ms, strings),
+        Countdown(item.record, strings),
         AskerLine(item.record),
     ]
     if waiting > 1:
@@ -168,7 +168,7 @@ def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings
                     overflow=ft.TextOverflow.ELLIPSIS,
                     expand=True,
                 ),
-                Countdown(item.record.expires_ms, strings),
+                Countdown(item.record, strings),
                 icon_button(
                     ft.Icons.KEYBOARD_ARROW_UP,
                     strings("expand_question"),
