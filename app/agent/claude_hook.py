@@ -15,10 +15,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
+from app.protocol.asker import project_session_key
+
 from .client import AskUserError
-from .project import project_session_key
 
 TOOL = "AskUserQuestion"
 EVENT = "PreToolUse"
@@ -69,7 +71,7 @@ def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, s
 def session_key(hook: dict[str, Any]) -> str:
     """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
     project = os.environ.get("CLAUDE_PROJECT_DIR") or hook.get("cwd") or os.getcwd()
-    return project_session_key(SESSION_PREFIX, project)
+    return project_session_key(SESSION_PREFIX, project, Path.home())
 
 
 def decision(

@@ -22,6 +22,7 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -30,10 +31,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from app import __version__
+from app.protocol.asker import client_slug, project_session_key
 
 from . import asking, handshake
 from .client import AskUserError, HttpAsker, prompt_body, settings
-from .project import client_slug, project_session_key
 from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, TOOL_NAME, mcp_tool
 
 SESSION_KEY_ENV = "ASK_USER_SESSION_KEY"
@@ -233,7 +234,7 @@ async def serve_stdio(
             program = program_of(ctx)
             return Asking(
                 asker,
-                project_session_key(program, os.getcwd()),
+                project_session_key(program, os.getcwd(), Path.home()),
                 agent_id or f"{program}/{this_process}",
                 run_id,
             )

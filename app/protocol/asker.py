@@ -5,13 +5,20 @@ words come from what the prompt already carries: its agentId (`claude-code/3f2a9
 program and its process, docs/PROTOCOL.md v1.4) and its sessionKey (`claude-code:~/code/shop-api`,
 the program and its project; or a key an agent chose, like `main` or `shop`). Every place that
 shows a prompt — cards, the stepper, summaries, the session filter, notifications, chat
-messages, the answer page — says it with these functions, and nothing else.
+messages, the answer page — says it with these functions, and nothing else. The agent side
+makes the key with `project_session_key` and `client_slug` here, so the format is written once.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import PurePath
 
+from . import limits
+
+# MCP clients' own names (their `clientInfo.name` at initialize) → the program's key.
+_CLIENT_KEYS = {"codex-mcp-client": "codex", "claude-ai": "claude-desktop"}
 # The programs `setup` knows, as people call them; any other shows as its own key.
 PROGRAM_NAMES = {
     "claude-code": "Claude Code",
@@ -21,9 +28,28 @@ PROGRAM_NAMES = {
     "mcp": "An MCP client",
 }
 SEPARATOR = " · "
-# `program:folder`, as app/agent/project.py makes it: the folder from home (~), the root, a
+# `program:folder`, as `project_session_key` makes it: the folder from home (~), the root, a
 # Windows drive, or cut (…). A URL (`https://…`) is not one.
 _PROGRAM_KEY = re.compile(r"^([a-z0-9][a-z0-9-]{0,39}):((?!//)(?:~|/|…|[A-Za-z]:[\\/]).*)$")
+
+
+def client_slug(name: str | None) -> str:
+    """A program's name as a key: `Claude Code` → `claude-code`; unnamed → `mcp`."""
+    slug = re.sub(r"[^a-z0-9]+", "-", (name or "").lower()).strip("-")[:40]
+    return _CLIENT_KEYS.get(slug, slug) or "mcp"
+
+
+def project_session_key(program: str, folder: str | PurePath, home: str | PurePath) -> str:
+    """`program:~/path/of/the/project` (the sessionKey that groups a project's questions), the
+    folder under `home` written from `~`, within the sessionKey limit (the path's end kept)."""
+    path, home = str(folder), str(home)
+    if path == home or path.startswith(home + os.sep):
+        path = "~" + path[len(home) :]
+    key = f"{program}:{path}"
+    if len(key) <= limits.MAX_SESSION_KEY_CHARS:
+        return key
+    keep = limits.MAX_SESSION_KEY_CHARS - len(program) - 2
+    return f"{program}:…{path[-keep:]}"
 
 
 def program_name(key: str) -> str:

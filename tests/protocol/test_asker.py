@@ -30,3 +30,21 @@ def test_who_is_asking(session_key, agent_id, shown):
 def test_any_key_gives_a_label_that_is_never_empty(session_key, agent_id):
     label = asker_label(session_key, agent_id)
     assert label and session_label(session_key)
+
+
+@pytest.mark.parametrize(
+    ("folder", "shown"),
+    [
+        ("/home/ann/code/shop-api", "Claude Code · shop-api"),
+        ("/home/ann", "Claude Code · ~"),
+        ("/srv/repos/billing", "Claude Code · billing"),
+        ("/srv/" + "deep/" * 60 + "repo", "Claude Code · repo"),  # cut to the limit, end kept
+    ],
+)
+def test_the_key_the_agent_side_makes_is_the_one_the_screens_read(folder, shown):
+    from app.protocol import limits
+    from app.protocol.asker import client_slug, project_session_key
+
+    key = project_session_key(client_slug("Claude Code"), folder, "/home/ann")
+    assert len(key) <= limits.MAX_SESSION_KEY_CHARS
+    assert session_label(key) == shown
