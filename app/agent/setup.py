@@ -34,14 +34,15 @@ from app.protocol.local_gateway import (
 )
 
 from .claude_hook import TOOL
+from .tool import SERVER_NAME, TOOL_NAME
 
-SERVER_NAME = "ask-user"
 HOOK_COMMAND = "claude-hook"
 MARGIN_SECONDS = 60  # how much longer than the prompt Claude Code waits for the hook / tool
-MCP_TOOL_TIMEOUT_MS = (limits.MAX_TIMEOUT_SECONDS + MARGIN_SECONDS) * 1000
 TOOL_TIMEOUT_SECONDS = limits.MAX_TIMEOUT_SECONDS + MARGIN_SECONDS
-ALLOW_RULE = f"mcp__{SERVER_NAME}__ask_user"  # Claude Code's name for the tool: asks without a
-# "Do you want to proceed?" in the terminal first
+MCP_TOOL_TIMEOUT_MS = TOOL_TIMEOUT_SECONDS * 1000
+# Claude Code's name for the tool: with it allowed, the call does not stop at "Do you want to
+# proceed?" in the terminal before the phone sees the question.
+ALLOW_RULE = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
 CLIENTS = ("claude-code", "codex", "claude-desktop", "cursor")
 
 

@@ -21,7 +21,7 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 from urllib.parse import parse_qsl
 
 from pydantic import BaseModel
@@ -102,7 +102,7 @@ Result = Response | dict | Page | Later
 # answers by itself.
 Handler = Callable[..., Awaitable[Result] | Awaitable[None] | Result]
 Served = Literal["at_once", "asgi", "mounted"]
-SERVED: tuple[Served, ...] = ("at_once", "asgi", "mounted")
+SERVED: tuple[Served, ...] = get_args(Served)
 
 
 @dataclass(frozen=True, kw_only=True)
