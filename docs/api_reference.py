@@ -11,13 +11,9 @@ PLACEHOLDER = "<!-- api-reference -->"
 
 
 def _document() -> dict[str, Any]:
-    from app import __version__
-    from app.gateway.http.endpoints import ENDPOINTS
-    from app.gateway.http.openapi import openapi_document
+    from app.gateway.http.endpoints import openapi_json
 
-    return json.loads(
-        openapi_document(ENDPOINTS, title="Ask User gateway", version=__version__, description="")
-    )
+    return json.loads(openapi_json())
 
 
 def _schema_name(content: dict[str, Any] | None) -> str:

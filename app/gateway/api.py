@@ -9,7 +9,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from app import __version__
 from app.protocol import (
     DEFAULT_PERSON_ID,
     PromptRecord,
@@ -23,8 +22,7 @@ from .core.devices import DeviceRegistry
 from .core.notify import Announcer
 from .core.people import People
 from .core.service import Gateway
-from .http.endpoints import ENDPOINTS
-from .http.openapi import openapi_document
+from .http.endpoints import ENDPOINTS, openapi_json
 from .http.remote_mcp import RemoteMcp
 from .http.request_log import RequestLog
 from .http.routing import Router
@@ -56,13 +54,7 @@ class GatewayApp:
         self.config = config
         self.clock = clock
         self.state = AppState(auth=Authenticator(config.tokens), public_url=config.public_url)
-        self.state.schema = openapi_document(
-            ENDPOINTS,
-            title="Ask User gateway",
-            version=__version__,
-            description="Holds ask_user prompts between the agents that ask and the devices "
-            "that answer. See docs/PROTOCOL.md.",
-        )
+        self.state.schema = openapi_json()
         self.remote_mcp = self.state.remote_mcp = RemoteMcp(self.state)
         self.router = Router(ENDPOINTS, self.state, lifespan=self._lifespan)
         self.asgi = RequestLog(self.router)  # what uvicorn runs

@@ -3,6 +3,7 @@ router serves it and openapi.py describes it."""
 
 from __future__ import annotations
 
+from app import __version__
 from app.protocol import (
     AgentToken,
     AnswerRequest,
@@ -50,6 +51,7 @@ from .handlers.prompts import (
     prompt_text,
     reply_to_prompt,
 )
+from .openapi import openapi_document
 from .routing import Endpoint
 
 # ---- the table -------------------------------------------------------------------------------
@@ -355,3 +357,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
         errors=(404,),
     ),
 )
+
+
+def openapi_json() -> bytes:
+    """/openapi.json: this table described, as the gateway serves it and the docs render it."""
+    return openapi_document(
+        ENDPOINTS,
+        title="Ask User gateway",
+        version=__version__,
+        description="Holds ask_user prompts between the agents that ask and the devices "
+        "that answer. See docs/PROTOCOL.md.",
+    )
