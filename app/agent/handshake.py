@@ -11,10 +11,14 @@ answer to it is dropped, so the session's state is the SDK's as always.
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from app import __version__
 
@@ -69,10 +73,6 @@ class ReplayedStdin:
     """stdin for the SDK's stdio transport: the line read early, then the rest."""
 
     def __init__(self, first: bytes) -> None:
-        import io
-
-        import anyio
-
         self._first = first.decode("utf-8")
         self._rest = anyio.wrap_file(io.TextIOWrapper(os.fdopen(0, "rb", closefd=False), "utf-8"))
 
@@ -91,11 +91,6 @@ class StdoutWithoutSecondAnswer:
     early (the client has had one)."""
 
     def __init__(self, answered_id: Any) -> None:
-        import io
-        import sys
-
-        import anyio
-
         self._answered_id = answered_id
         self._pending = True
         self._out = anyio.wrap_file(io.TextIOWrapper(sys.stdout.buffer, "utf-8"))
