@@ -14,7 +14,6 @@ their share of sessions (#39): one caller that opens sessions and never closes t
 from __future__ import annotations
 
 import contextlib
-import json
 from collections import Counter
 from typing import Any
 
@@ -23,6 +22,7 @@ from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from starlette.responses import JSONResponse
 
 from app.agent.asking import RUN_ABORT, Unreachable
 from app.agent.client import AskUserError
@@ -36,6 +36,7 @@ SESSION_HEADER = "ask-user-session"  # the prompt's sessionKey (docs/PROTOCOL.md
 CALLER_KEY = "ask_user.caller"  # where the router leaves the authenticated caller in the scope
 STREAM_LOST_KEY = "ask_user.stream_lost"  # set once the request's response is over
 DEFAULT_SESSION_KEY = "main"
+_SESSION_ID = MCP_SESSION_ID_HEADER.encode()  # as ASGI spells header names
 
 
 def _asking_error(exc: ProtocolError) -> AskUserError:
@@ -121,31 +122,32 @@ class RemoteMcp:
             AccessToken(token=owner, client_id=owner, subject=caller.person, scopes=[])
         )
         lost = scope[STREAM_LOST_KEY] = anyio.Event()
-        opening = not any(name == b"mcp-session-id" for name, _ in scope["headers"])
+        opening = not any(name == _SESSION_ID for name, _ in scope["headers"])
         send = _typed(send)
         try:
             if not opening:
                 await self.manager.handle_request(scope, receive, send)
                 return
             if refusal := self._over_share(owner, caller.person):
-                await _refuse(send, refusal)
+                await _refused(refusal)(scope, receive, send)
                 return
             self._opening.update((owner, caller.person))
             try:
-                await self.manager.handle_request(scope, receive, self._noting(send, owner, caller))
+                noting = self._noting(send, owner, caller.person)
+                await self.manager.handle_request(scope, receive, noting)
             finally:
                 self._opening.subtract((owner, caller.person))
         finally:
             lost.set()
 
-    def _noting(self, send: Any, owner: str, caller: Any) -> Any:
+    def _noting(self, send: Any, owner: str, person: str) -> Any:
         """`send`, noting whose session the response opens."""
 
         async def noting(message: dict) -> None:
             if message["type"] == "http.response.start":
                 for name, value in message.get("headers", ()):
-                    if name.lower() == MCP_SESSION_ID_HEADER.encode():
-                        self._sessions[value.decode("latin-1")] = (owner, caller.person)
+                    if name.lower() == _SESSION_ID:
+                        self._sessions[value.decode("latin-1")] = (owner, person)
             await send(message)
 
         return noting
@@ -185,20 +187,7 @@ def _typed(send: Any) -> Any:
     return typed
 
 
-async def _refuse(send: Any, message: str) -> None:
+def _refused(message: str) -> JSONResponse:
     """429 with a JSON-RPC error, as the SDK's own refusals are shaped."""
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
-    ).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 429,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"retry-after", b"60"),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    error = {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}
+    return JSONResponse(error, status_code=429, headers={"Retry-After": "60"})
