@@ -83,12 +83,13 @@ def _json(data: dict[str, Any]) -> str:
 def _write(path: Path, text: str) -> str:
     """Atomically, keeping the file's mode (~/.claude.json is private), the old file kept as
     `<file>.bak`; nothing at all when it already holds `text`. Says what it did."""
-    if path.exists() and path.read_text(encoding="utf-8") == text:
+    existed = path.exists()
+    if existed and path.read_text(encoding="utf-8") == text:
         return f"unchanged {path}"
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    mode = path.stat().st_mode & 0o777 if existed else 0o600
     backup = path.with_name(path.name + ".bak")
-    if path.exists():
+    if existed:
         shutil.copy2(path, backup)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -99,7 +100,7 @@ def _write(path: Path, text: str) -> str:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return f"wrote {path}" + (f" (the old one is {backup.name})" if backup.exists() else "")
+    return f"wrote {path}" + (f" (the old one is {backup.name})" if existed else "")
 
 
 def _is_ours(hook: Any) -> bool:
