@@ -1,5 +1,5 @@
 """`python -m tests.bench [--quick] [NAME ...]`, NAME one of latency, capacity, throughput,
-fanout, pollpath, device, many, mcpstart, versus, everyday; with none, all but versus and everyday
+fanout, pollpath, device, many, pgnet, mcpstart, versus, everyday; with none, all but versus and everyday
 (which need a running OpenClaw gateway).
 
 `--quick` runs each with a few iterations and small sizes: its figures mean nothing, but a
@@ -19,6 +19,7 @@ from . import (
     many_bench,
     mcp_start_bench,
     openclaw_bench,
+    pgnet_bench,
     poll_path_bench,
 )
 
@@ -45,6 +46,12 @@ BENCHMARKS: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
     "many": (
         lambda: asyncio.run(many_bench.many()),
         lambda: asyncio.run(many_bench.many(seconds=0.5, agents=2, iterations=10)),
+    ),
+    "pgnet": (
+        lambda: asyncio.run(pgnet_bench.pgnet()),
+        lambda: asyncio.run(
+            pgnet_bench.pgnet(seconds=0.5, delays_ms=(1.0,), agent_levels=(2,), lock_seconds=1.0)
+        ),
     ),
     "mcpstart": (mcp_start_bench.mcp_start, lambda: mcp_start_bench.mcp_start(runs=1)),
     "versus": (lambda: asyncio.run(openclaw_bench.versus()), lambda: None),
