@@ -5,6 +5,7 @@ state the handlers reach (`AppState`). The endpoints are http/endpoints.py's tab
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from .config import GatewayConfig
 from .core.auth import Authenticator
 from .core.clock import Clock
 from .core.devices import DeviceRegistry
+from .core.eager import spawn
 from .core.notify import Announcer
 from .core.people import People
 from .core.service import Gateway
@@ -35,12 +37,12 @@ log = logging.getLogger("ask_user.gateway")
 # ---- the app ---------------------------------------------------------------------------------
 
 
-def open_store(config: GatewayConfig) -> Store:
+async def open_store(config: GatewayConfig) -> Store:
     """PostgreSQL when a database URL is configured, else the SQLite file in the data folder."""
     if config.database_url:
         from .store.postgres import PostgresStore
 
-        return PostgresStore(config.database_url)
+        return await PostgresStore.open(config.database_url, config.postgres)
     from .store.sqlite import PromptStore
 
     return PromptStore(config.db_path, synchronous=config.synchronous)
@@ -68,30 +70,34 @@ class GatewayApp:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    self._start()
+                    await self._start()
                     await self.remote_mcp.start()
                 except Exception as exc:
                     log.exception("the gateway could not start")
+                    await self._shut()
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.remote_mcp.stop()  # its calls cancel their prompts first
-                self._shut()
+                await self._shut()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def _start(self) -> None:
+    async def _start(self) -> None:
         config = self.config
-        store = open_store(config)
+        store = await open_store(config)
+        self._stop.append(store.close)
         gateway = Gateway(store, self.clock)
-        expired = gateway.start(asyncio.get_running_loop())
+        expired = await gateway.start()
         if expired:
             log.info(
                 "expired %d prompt(s) whose deadline passed while the gateway was down", expired
             )
         self.state.gateway = gateway
         devices, people = DeviceRegistry(store.db), People(store.db)
+        await devices.reload()
+        await people.reload()
         self.state.auth.attach(devices, people, gateway.clock.now_ms)
         announcer = _announcer(config, self.own_url)
         if announcer is not None:
@@ -100,13 +106,16 @@ class GatewayApp:
         loop = asyncio.get_running_loop()
         retention = loop.create_task(_retain(gateway, config))
 
-        def registry_changed() -> None:
-            people.reload()
-            for device_id in devices.reload():
+        async def reload_registry() -> None:
+            await people.reload()
+            for device_id in await devices.reload():
                 gateway.feed.device_revoked(device_id)
 
+        def registry_changed() -> None:
+            spawn(reload_registry(), "reloading devices and people")
+
         following = loop.create_task(store.follow(gateway.heard_of, registry_changed))
-        self._stop += [retention.cancel, following.cancel, gateway.stop, store.close]
+        self._stop += [retention.cancel, following.cancel, gateway.stop]
 
     def release_parked(self) -> None:
         """The server is stopping: long-polls end with an empty page, result waits pending."""
@@ -115,9 +124,11 @@ class GatewayApp:
             gateway.feed.release_all()
             gateway.waiters.release_all()
 
-    def _shut(self) -> None:
-        for stop in self._stop:
-            stop()
+    async def _shut(self) -> None:
+        """Everything started, stopped in the reverse order (the store last)."""
+        for stop in reversed(self._stop):
+            if inspect.isawaitable(stopped := stop()):
+                await stopped
         self._stop.clear()
 
 
@@ -160,11 +171,11 @@ async def _retain(gateway: Gateway, config: GatewayConfig) -> None:
         }
         removed = 0
         try:
-            while (gone := store.prune_batch(**cutoffs)) >= PRUNE_BATCH:
+            while (gone := await store.prune_batch(**cutoffs)) >= PRUNE_BATCH:
                 removed += gone
                 await asyncio.sleep(0)
             removed += gone
-            while removed and store.reclaim_some():
+            while removed and await store.reclaim_some():
                 await asyncio.sleep(0)
         except ProtocolError as exc:  # the store is busy or full: try again next time
             log.warning("retention: %s", exc.message)

@@ -23,6 +23,7 @@ from .config import (
     write_local_info,
 )
 from .store.ownership import FileInUse, ensure_free
+from .store.postgres_settings import PostgresSettings
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -49,12 +50,39 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help="postgresql://… to keep everything in PostgreSQL, shared by any number of gateway "
         "processes ($ASK_USER_DATABASE_URL; default: a SQLite file in --data-dir)",
     )
+    defaults = PostgresSettings()
+    for flag, env, default, meaning in (
+        ("--database-pool-size", "ASK_USER_DATABASE_POOL_SIZE", defaults.pool_size,
+         "PostgreSQL connections this process keeps"),
+        ("--database-connection-wait-ms", "ASK_USER_DATABASE_CONNECTION_WAIT_MS",
+         defaults.connection_wait_ms, "how long a request waits for a free connection"),
+        ("--database-lock-timeout-ms", "ASK_USER_DATABASE_LOCK_TIMEOUT_MS",
+         defaults.lock_timeout_ms, "how long a statement waits for a lock"),
+        ("--database-statement-timeout-ms", "ASK_USER_DATABASE_STATEMENT_TIMEOUT_MS",
+         defaults.statement_timeout_ms, "how long a statement may run"),
+    ):  # fmt: skip
+        parser.add_argument(
+            flag,
+            type=_positive_int,
+            default=os.environ.get(env) or default,
+            help=f"{meaning}; past it, that one request answers 503 (${env}; %(default)s)",
+        )
     parser.add_argument("--prompt-retention-days", type=float, default=30.0)
     parser.add_argument("--event-retention-hours", type=float, default=24.0)
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
 
 
 def _log_lightly() -> None:
@@ -93,6 +121,12 @@ def run(args: argparse.Namespace) -> int:
         public_url=public_url,
         notify_urls=tuple(os.environ.get(NOTIFY_ENV, "").split()),
         database_url=args.database_url,
+        postgres=PostgresSettings(
+            pool_size=args.database_pool_size,
+            connection_wait_ms=args.database_connection_wait_ms,
+            lock_timeout_ms=args.database_lock_timeout_ms,
+            statement_timeout_ms=args.database_statement_timeout_ms,
+        ),
     )
     where = "PostgreSQL" if args.database_url else data_dir
     print(f"Ask User gateway on {url_for(args.host, args.port)}  (data: {where})", flush=True)

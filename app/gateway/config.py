@@ -6,7 +6,7 @@ import json
 import os
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.privatefiles import write_private
@@ -19,6 +19,7 @@ from app.protocol.local_gateway import (  # noqa: F401 (re-exported for the gate
 )
 
 from .core.auth import Tokens
+from .store.postgres_settings import PostgresSettings
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -49,6 +50,7 @@ class GatewayConfig:
     # postgresql://…: keep everything there, shared with other gateway processes (v1.3);
     # None: the SQLite file in data_dir.
     database_url: str | None = None
+    postgres: PostgresSettings = field(default_factory=PostgresSettings)
 
     @property
     def db_path(self) -> Path:

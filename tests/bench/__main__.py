@@ -1,6 +1,6 @@
 """`python -m tests.bench [--quick] [NAME ...]`, NAME one of latency, capacity, throughput,
-fanout, pollpath, device, many, pgnet, mcpstart, versus, everyday; with none, all but versus and everyday
-(which need a running OpenClaw gateway).
+fanout, pollpath, device, many, pgnet, mcpstart, versus, everyday; with none, all but versus and
+everyday (which need a running OpenClaw gateway).
 
 `--quick` runs each with a few iterations and small sizes: its figures mean nothing, but a
 benchmark that no longer runs fails (`.ci/run` does this, so none rots unnoticed).

@@ -82,7 +82,9 @@ def _measure(
     jobs = []
     for i, share in enumerate(s for s in shares if s):
         asked, answered = gateways[i % len(gateways)], gateways[(i + 1) % len(gateways)]
-        jobs.append(pool.submit(_load_process, asked.url, answered.url, share, seconds, f"{tag}{i}"))
+        jobs.append(
+            pool.submit(_load_process, asked.url, answered.url, share, seconds, f"{tag}{i}")
+        )
     rate, samples = 0.0, []
     for job in jobs:
         job_rate, job_samples = job.result()

@@ -8,11 +8,20 @@ import contextlib
 import logging
 import sqlite3
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
 import pytest
 
-from tests.support import RunningGateway, client, start_gateway, wait_until
+from app.gateway.store.postgres_settings import PostgresSettings
+from tests.support import (
+    AGENT_TOKEN,
+    RunningGateway,
+    client,
+    prompt_body,
+    start_gateway,
+    wait_until,
+)
 
 pytestmark = pytest.mark.both_stores
 
@@ -74,13 +83,13 @@ def test_a_devices_first_request_does_not_wait_on_a_held_lock(tmp_path, store_ki
     """Its lastSeenAt is noted on the way; with the store locked by someone else, that note
     must not hold the request (or the loop) for the store's lock wait: made a minute here, so
     a note that waits shows as a request that never comes back."""
-    config = {}
+    config: dict = {
+        "postgres": PostgresSettings(lock_timeout_ms=60_000, statement_timeout_ms=70_000)
+    }
     if store_kind == "postgres":
         config["database_url"] = request.getfixturevalue("database_url")
     patch = request.getfixturevalue("monkeypatch")
     patch.setattr("app.gateway.store.sqlite.WRITE_LOCK_WAIT_MS", 60_000)
-    patch.setattr("app.gateway.store.postgres.LOCK_WAIT", "60s")
-    patch.setattr("app.gateway.store.postgres.STATEMENT_WAIT", "70s")
     gateway = start_gateway(tmp_path / "gateway", **config)
     try:
         code = gateway.admin.post("/v1/pairings", json={}).json()["code"]
@@ -91,5 +100,46 @@ def test_a_devices_first_request_does_not_wait_on_a_held_lock(tmp_path, store_ki
             listed = device.get("/v1/prompts")
             assert listed.status_code == 200, listed.text
             assert gateway.client(None).get("/v1/health").status_code == 200
+    finally:
+        gateway.stop()
+
+
+def test_a_locked_table_holds_only_the_requests_that_need_it(tmp_path, database_url):
+    """#42: with PostgreSQL a statement waiting for a lock someone else holds (a migration,
+    `VACUUM FULL`, an open psql transaction) waits off the event loop. While a create waits on
+    `prompts`, health, a device's poll and a read of another table are answered; the create
+    answers 503 once its lock wait is up, and nothing was written."""
+    settings = PostgresSettings(lock_timeout_ms=4_000)
+    gateway = start_gateway(tmp_path / "gateway", database_url=database_url, postgres=settings)
+    try:
+        cursor = gateway.device.get("/v1/prompts").json()["cursor"]
+        with (
+            psycopg.connect(database_url) as holder,
+            psycopg.connect(database_url, autocommit=True) as watcher,
+            client(gateway.url, AGENT_TOKEN, timeout=30) as agent,
+            ThreadPoolExecutor(1) as pool,
+        ):
+            holder.execute("LOCK TABLE prompts IN ACCESS EXCLUSIVE MODE")
+            creating = pool.submit(agent.post, "/v1/prompts", json=prompt_body("locked"))
+
+            def create_waits_for_the_lock() -> bool:
+                row = watcher.execute(
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted "
+                    "AND relation = 'prompts'::regclass"
+                ).fetchone()
+                return row is not None and row[0] > 0
+
+            wait_until(create_waits_for_the_lock)
+            health = gateway.client(None).get("/v1/health")
+            poll = gateway.device.get("/v1/events", params={"after": cursor, "wait": 0})
+            devices = gateway.admin.get("/v1/devices")
+            assert not creating.done()  # all three were answered while it waited
+            assert (health.status_code, poll.status_code, devices.status_code) == (200, 200, 200)
+            created = creating.result(timeout=30)
+            assert created.status_code == 503, created.text
+            assert created.json()["error"]["code"] == "unavailable"
+            holder.rollback()
+        assert gateway.sql("SELECT count(*) FROM prompts")[0][0] == 0
+        assert gateway.create()["status"] == "pending"  # and the next one goes through
     finally:
         gateway.stop()

@@ -231,8 +231,15 @@ def test_a_prompt_expires_once_whichever_process_gets_there_first(tmp_path, data
                     second.device.get(f"/v1/prompts/{r['id']}").json()["status"] == "expired"
                 )
             )
-        events = second.device.get("/v1/events", params={"after": 0}).json()["events"]
-        expired = [e["prompt"]["id"] for e in events if e["type"] == "prompt.resolved"]
+        # What the store says now, the second's feed hears a moment later (LISTEN/NOTIFY).
+        expired: list[str] = []
+
+        def second_heard_all() -> bool:
+            events = second.device.get("/v1/events", params={"after": 0}).json()["events"]
+            expired[:] = [e["prompt"]["id"] for e in events if e["type"] == "prompt.resolved"]
+            return len(expired) >= len(created)
+
+        wait_until(second_heard_all)
         assert sorted(expired) == sorted(r["id"] for r in created)  # once each
     finally:
         first.stop()

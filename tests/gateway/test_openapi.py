@@ -81,9 +81,9 @@ def test_the_schema_is_not_looser_than_the_validators(gateway):
 
 
 def test_how_a_request_is_served_is_said_and_held_when_the_table_is_built():
-    """#41: `served=` is explicit on every row; a handler that cannot be served that way (an
-    async def answered at once, a plain def on the ASGI path) is refused when the table is
-    built, naming the endpoint, instead of deciding silently."""
+    """#41: `served=` is explicit on every row; a handler that cannot be served (a plain def:
+    every handler is a coroutine, run eagerly when served at once, #42) or a serving path that
+    does not exist is refused when the table is built, naming the endpoint."""
     import pytest
 
     from app.gateway.http.routing import Endpoint
@@ -96,10 +96,12 @@ def test_how_a_request_is_served_is_said_and_held_when_the_table_is_built():
 
     assert {e.served for e in ENDPOINTS} == {"at_once", "mounted"}
     row = dict(method="GET", path="/x", role=None, summary="X", tag="meta")
-    assert Endpoint(handler=plain, served="at_once", **row).at_once
+    assert Endpoint(handler=waits, served="at_once", **row).at_once
     assert not Endpoint(handler=waits, served="asgi", **row).at_once
-    for handler, served in ((waits, "at_once"), (plain, "asgi"), (plain, "mounted")):
-        with pytest.raises(ValueError, match=r"GET /x: served="):
-            Endpoint(handler=handler, served=served, **row)
+    for served in ("at_once", "asgi", "mounted"):  # every handler is a coroutine (#42)
+        with pytest.raises(ValueError, match=r"GET /x: its handler is a plain def"):
+            Endpoint(handler=plain, served=served, **row)
+    with pytest.raises(ValueError, match=r"GET /x: served must be one of"):
+        Endpoint(handler=waits, served="later", **row)
     with pytest.raises(TypeError):
         Endpoint("GET", "/x", plain, None, "X", "meta", served="at_once")  # keywords only

@@ -109,6 +109,7 @@ def test_a_code_is_spent_once_too_many_wrong_codes_were_tried_while_it_lived(gat
 def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
     """The table of addresses is capped; what it forgets first is never a blocked address."""
     from app.gateway.core.devices import DeviceRegistry
+    from app.gateway.core.eager import finished
     from app.gateway.core.guesses import MAX_ADDRESSES
     from app.gateway.store.sqlite import PromptStore
 
@@ -117,7 +118,7 @@ def test_a_flood_of_one_off_failures_does_not_free_a_blocked_address(tmp_path):
 
     def attempt(address: str) -> int:
         try:
-            registry.pair("AAAA-AAAA", None, address, now)
+            finished(registry.pair("AAAA-AAAA", None, address, now))
         except Exception as exc:
             return exc.http_status  # type: ignore[attr-defined]
         return 201

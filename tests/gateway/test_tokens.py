@@ -80,7 +80,7 @@ def test_an_existing_open_data_folder_is_narrowed_to_its_owner(tmp_path):
         for path in folder.glob("gateway.sqlite3*"):
             assert stat.S_IMODE(os.stat(path).st_mode) == 0o600, path
     finally:
-        store.close()
+        store.close_now()
 
 
 def test_a_stale_temporary_tokens_file_does_not_leak_its_mode(tmp_path):

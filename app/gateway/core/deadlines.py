@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import heapq
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from .clock import Clock
+from .eager import spawn
 
 log = logging.getLogger("ask_user.gateway")
 
@@ -21,7 +23,7 @@ RETRY_FIRST_SECONDS, RETRY_MAX_SECONDS = 0.25, 4.0
 
 
 class DeadlineTimer:
-    def __init__(self, clock: Clock, on_due: Callable[[int], object]) -> None:
+    def __init__(self, clock: Clock, on_due: Callable[[int], Coroutine[Any, Any, object]]) -> None:
         self._clock = clock
         self._on_due = on_due
         self._heap: list[tuple[int, str]] = []
@@ -30,6 +32,7 @@ class DeadlineTimer:
         self._unsubscribe: Callable[[], None] = lambda: None
         self._retry_seconds = 0.0  # the back-off after a failed pass (0: none failed)
         self._retry_at: float | None = None  # then: the loop's time of the next pass
+        self._passing = False  # a pass is waiting for the store: the timer is armed after it
 
     def start(self, loop: asyncio.AbstractEventLoop, deadlines: list[tuple[int, str]]) -> None:
         self._loop = loop
@@ -60,7 +63,7 @@ class DeadlineTimer:
         return self._heap[0][0] if self._heap else None
 
     def rearm(self) -> None:
-        if self._loop is None:
+        if self._loop is None or self._passing:
             return
         if self._handle is not None:
             self._handle.cancel()
@@ -82,14 +85,22 @@ class DeadlineTimer:
             due = True
         if due or self._retry_at is not None:
             self._retry_at = None
-            try:
-                self._on_due(now)
-            except Exception as exc:  # whatever the store raised, expiry goes on
-                self._retry_later(exc)
-            else:
-                if self._retry_seconds:
-                    log.warning("expiry caught up: the store takes writes again")
-                self._retry_seconds = 0.0
+            self._passing = True
+            spawn(self._pass(self._on_due(now)), "expiry")  # SQLite's: done before this returns
+            return
+        self.rearm()
+
+    async def _pass(self, expiring: Awaitable[object]) -> None:
+        try:
+            await expiring
+        except Exception as exc:  # whatever the store raised, expiry goes on
+            self._retry_later(exc)
+        else:
+            if self._retry_seconds:
+                log.warning("expiry caught up: the store takes writes again")
+            self._retry_seconds = 0.0
+        finally:
+            self._passing = False
         self.rearm()
 
     def _retry_later(self, exc: Exception) -> None:
@@ -103,5 +114,5 @@ class DeadlineTimer:
         self._retry_seconds = min(
             RETRY_MAX_SECONDS, max(RETRY_FIRST_SECONDS, self._retry_seconds * 2)
         )
-        assert self._loop is not None
-        self._retry_at = self._loop.time() + self._retry_seconds
+        if self._loop is not None:  # None: stopped meanwhile
+            self._retry_at = self._loop.time() + self._retry_seconds

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from app.protocol import DEFAULT_PERSON_ID, ErrorCode, ProtocolError, limits, normalize_code
 from app.protocol.pairing import CODE_ALPHABET, CODE_LENGTH
 
-from ..store.storage import Database, StoreUnavailable
+from ..store.storage import Database, Statements
+from .eager import spawn
 from .guesses import Guesses
 
 log = logging.getLogger("ask_user.gateway")
@@ -49,22 +50,17 @@ class DeviceRegistry:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._by_hash: dict[str, tuple[str, str]] = {}  # token hash → (device id, its person)
-        self._active: set[str] = set()
-        self.reload()
+        self._active: set[str] = set()  # read by reload(), at start-up and when told
         self._seen: dict[str, int] = {}  # device id → last time written to the table
         self._guesses = Guesses("pairing codes")
         self._wrong_guesses = 0  # since start, from anywhere
         self._guesses_before: dict[str, int] = {}  # code hash → _wrong_guesses when it was made
 
-    def reload(self) -> set[str]:
+    async def reload(self) -> set[str]:
         """Re-read the tokens (another gateway process paired or revoked a device): the ids of
         the devices gone since, whose parked polls are to end."""
-        self._by_hash = {
-            token_hash: (device_id, person)
-            for token_hash, device_id, person in self._db.execute(
-                "SELECT token_hash, id, person_id FROM devices"
-            )
-        }
+        rows = await self._db.execute("SELECT token_hash, id, person_id FROM devices")
+        self._by_hash = {token_hash: (device_id, person) for token_hash, device_id, person in rows}
         before, self._active = self._active, {d for d, _ in self._by_hash.values()}
         return before - self._active
 
@@ -84,25 +80,25 @@ class DeviceRegistry:
         if now_ms - self._seen.get(device_id, 0) < _SEEN_WRITE_EVERY_MS:
             return
         self._seen[device_id] = now_ms
-        try:
-            with self._db.transaction_if_free():
-                self._db.execute(
-                    "UPDATE devices SET last_seen_ms = ? WHERE id = ?", (now_ms, device_id)
-                )
-        except StoreUnavailable as exc:
-            log.debug("lastSeenAt of %s not written: %s", device_id, exc.message)
+        spawn(self._write_seen(device_id, now_ms), f"lastSeenAt of {device_id} not written")
+
+    async def _write_seen(self, device_id: str, now_ms: int) -> None:
+        async with self._db.transaction_if_free() as db:
+            await db.execute(
+                "UPDATE devices SET last_seen_ms = ? WHERE id = ?", (now_ms, device_id)
+            )
 
     # ---- pairing -------------------------------------------------------------------------
 
-    def new_pairing(
+    async def new_pairing(
         self, name: str | None, now_ms: int, person: str = DEFAULT_PERSON_ID
     ) -> tuple[str, int]:
         """A fresh single-use code for a device of `person`, and when it expires."""
         code = new_code()
         expires_ms = now_ms + limits.PAIRING_CODE_SECONDS * 1000
-        with self._db.transaction():
-            self._db.execute("DELETE FROM pairings WHERE expires_ms < ?", (now_ms,))
-            self._db.execute(
+        async with self._db.transaction() as db:
+            await db.execute("DELETE FROM pairings WHERE expires_ms < ?", (now_ms,))
+            await db.execute(
                 "INSERT INTO pairings (code_hash, name, created_ms, expires_ms, person_id) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (secret_hash(code), name, now_ms, expires_ms, person),
@@ -110,7 +106,9 @@ class DeviceRegistry:
         self._guesses_before[secret_hash(code)] = self._wrong_guesses
         return code, expires_ms
 
-    def pair(self, code: str, name: str | None, address: str, now_ms: int) -> tuple[Device, str]:
+    async def pair(
+        self, code: str, name: str | None, address: str, now_ms: int
+    ) -> tuple[Device, str]:
         """Use a code: a new device and its token (shown once, stored hashed).
 
         A live code is taken from any address, whatever others got wrong: behind a proxy or a
@@ -121,26 +119,28 @@ class DeviceRegistry:
         token = "dvt_" + secrets.token_urlsafe(32)
         device: Device | None = None
         spent = False
-        with self._db.transaction():
-            row = self._db.execute(
-                "SELECT name, person_id FROM pairings WHERE code_hash = ? AND used_ms IS NULL "
-                "AND expires_ms > ?",
-                (code_hash, now_ms),
+        async with self._db.transaction() as db:
+            row = (
+                await db.execute(
+                    "SELECT name, person_id FROM pairings WHERE code_hash = ? AND used_ms IS NULL "
+                    "AND expires_ms > ?",
+                    (code_hash, now_ms),
+                )
             ).fetchone()
             guessed = self._wrong_guesses - self._guesses_before.get(code_hash, 0)
             spent = row is not None and guessed >= limits.MAX_WRONG_GUESSES_PER_CODE
             if row is not None and not spent:
                 device_id = "dv_" + secrets.token_urlsafe(9)
                 device = Device(device_id, name or row[0] or "Device", now_ms, None, row[1])
-                self._db.execute(
+                await db.execute(
                     "UPDATE pairings SET used_ms = ? WHERE code_hash = ?", (now_ms, code_hash)
                 )
-                self._db.execute(
+                await db.execute(
                     "INSERT INTO devices (id, name, token_hash, created_ms, person_id) "
                     "VALUES (?, ?, ?, ?, ?)",
                     (device.id, device.name, secret_hash(token), now_ms, device.person),
                 )
-                self._db.announce_registry_change()
+                await db.announce_registry_change()
         if device is not None:
             self._guesses_before.pop(code_hash, None)
             self._by_hash[secret_hash(token)] = (device.id, device.person)
@@ -167,30 +167,31 @@ class DeviceRegistry:
 
     # ---- devices -------------------------------------------------------------------------
 
-    def devices(self) -> list[Device]:
-        rows = self._db.execute(
+    async def devices(self) -> list[Device]:
+        rows = await self._db.execute(
             "SELECT id, name, created_ms, last_seen_ms, person_id FROM devices "
             "ORDER BY created_ms, id"
         )
         return [Device(*row) for row in rows]
 
-    def revoke(self, device_id: str) -> bool:
+    async def revoke(self, device_id: str) -> bool:
         """Forget a device; its token stops working at once. False when there is no such device.
         A store that cannot take it answers 503 and the token still works: retry."""
-        with self._db.transaction():
-            gone = self._db.execute("DELETE FROM devices WHERE id = ?", (device_id,)).rowcount
-            self._db.announce_registry_change()
+        async with self._db.transaction() as db:
+            gone = (await db.execute("DELETE FROM devices WHERE id = ?", (device_id,))).rowcount
+            await db.announce_registry_change()
         self.forget({device_id})
         return bool(gone)
 
-    def delete_person(self, person: str) -> set[str]:
-        """Within the caller's transaction: the person's devices and unused codes go; the ids of
-        the devices, to `forget` once it has committed."""
-        rows = self._db.execute("SELECT id FROM devices WHERE person_id = ?", (person,))
+    @staticmethod
+    async def delete_person(db: Statements, person: str) -> set[str]:
+        """Within the caller's transaction (`db`): the person's devices and unused codes go; the
+        ids of the devices, to `forget` once it has committed."""
+        rows = await db.execute("SELECT id FROM devices WHERE person_id = ?", (person,))
         gone = {row[0] for row in rows}
-        self._db.execute("DELETE FROM devices WHERE person_id = ?", (person,))
-        self._db.execute("DELETE FROM pairings WHERE person_id = ?", (person,))
-        self._db.announce_registry_change()
+        await db.execute("DELETE FROM devices WHERE person_id = ?", (person,))
+        await db.execute("DELETE FROM pairings WHERE person_id = ?", (person,))
+        await db.announce_registry_change()
         return gone
 
     def forget(self, device_ids: set[str]) -> None:

@@ -27,6 +27,7 @@ from app.protocol import ProtocolError
 from app.protocol.wire import events_page
 
 from ..store.storage import Store, StoredEvent
+from . import eager
 
 RECENT_EVENTS = 2048  # served from memory; an older cursor reads the store
 WAKE_SLICE_SECONDS = 0.005  # parked polls are answered for this long per turn of the loop
@@ -110,13 +111,15 @@ class Parked(Later):
         deliver, self._deliver = self._deliver, None
         if deliver is None:
             return
-        outcome: Outcome
         try:
             self._check(self._caller)
-            outcome = page if page is not None else self._feed.page(*self.key)
         except ProtocolError as exc:
-            outcome = exc
-        deliver(outcome)
+            deliver(exc)
+            return
+        if page is not None:
+            deliver(page)
+        else:  # from memory at once; an old cursor's from the store, when read
+            eager.deliver(self._feed.page(*self.key), deliver)
 
 
 class EventFeed:
@@ -125,7 +128,7 @@ class EventFeed:
         self.server_time = server_time
         # The newest event fed, in order and only once committed: no cursor served runs ahead
         # of the store (#14), nor past an event of another gateway process not yet heard.
-        self.head = store.newest_seq()
+        self.head = 0  # read from the store at start()
         self._recent: deque[StoredEvent] = deque(maxlen=RECENT_EVENTS)
         # person → (person, cursor, limit) → the polls parked there
         self._parked: dict[str, dict[tuple[str, int, int], set[Parked]]] = {}
@@ -134,6 +137,9 @@ class EventFeed:
         self._closing = False  # the gateway is stopping: nothing parks any more
         self._loop = asyncio.get_running_loop()  # made at start-up, on the serving loop
 
+    async def start(self) -> None:
+        self.head = await self.store.newest_seq()
+
     @property
     def parked(self) -> int:
         """Device polls waiting for the next event."""
@@ -141,7 +147,7 @@ class EventFeed:
 
     # ---- serving -----------------------------------------------------------------------
 
-    def poll(
+    async def poll(
         self,
         person: str,
         cursor: int,
@@ -152,19 +158,31 @@ class EventFeed:
     ) -> Page | Parked:
         """A long-poll: `person`'s events after `cursor` now, or, with none and `wait` > 0, a
         poll to park at the head for at most `wait` seconds (it parks once attached)."""
-        found, head = self._after(person, cursor, limit)
+        found, head = await self._after(person, cursor, limit)
         if found or wait <= 0 or self._closing:
             return self._page(found, head)
         tick = math.ceil((self._loop.time() + wait) / TICK_SECONDS)
         return Parked(self, (person, head, limit), tick, caller, check)
 
-    def page(self, person: str, cursor: int, limit: int) -> Page:
+    async def page(self, person: str, cursor: int, limit: int) -> Page:
         """`person`'s events after `cursor` (at most `limit`), and the cursor to poll from."""
-        return self._page(*self._after(person, cursor, limit))
+        return self._page(*await self._after(person, cursor, limit))
 
-    def _after(self, person: str, cursor: int, limit: int) -> tuple[list[StoredEvent], int]:
+    async def _after(self, person: str, cursor: int, limit: int) -> tuple[list[StoredEvent], int]:
         """The events, from memory when the feed still holds them, and the next cursor: past
         other people's events too, so a device never reads them again."""
+        held = self._held_after(person, cursor, limit)
+        if held is not None:
+            return held
+        found = await self.store.events_after(cursor, limit, person)
+        if len(found) == limit:
+            return found, found[-1].seq
+        return [e for e in found if e.seq <= self.head], self.head
+
+    def _held_after(
+        self, person: str, cursor: int, limit: int
+    ) -> tuple[list[StoredEvent], int] | None:
+        """As `_after`, from memory; None when the feed no longer holds the cursor's events."""
         recent = self._recent
         if cursor >= self.head:
             return [], cursor
@@ -177,10 +195,7 @@ class EventFeed:
                     if len(found) == limit:
                         return found, event.seq
             return found, recent[-1].seq
-        found = self.store.events_after(cursor, limit, person)
-        if len(found) == limit:
-            return found, found[-1].seq
-        return [e for e in found if e.seq <= self.head], self.head
+        return None
 
     def _page(self, found: list[StoredEvent], next_cursor: int) -> Page:
         events = [(e.seq, e.type, e.record_json) for e in found]
@@ -238,16 +253,15 @@ class EventFeed:
         parked = self._parked.pop(event.person, None)
         if parked is None:
             return
-        woken = [
-            (poll, page)
-            for (person, cursor, limit), group in parked.items()
-            for page in (self.page(person, cursor, limit),)
-            for poll in group
-        ]
+        woken: list[tuple[Parked, Page | None]] = []
+        for (person, cursor, limit), group in parked.items():
+            held = self._held_after(person, cursor, limit)
+            page = self._page(*held) if held is not None else None  # None: each reads the store
+            woken += [(poll, page) for poll in group]
         if woken:  # now: the agent's result wait, if any, was woken first (#16)
             self._wake(woken, 0)
 
-    def _wake(self, woken: list[tuple[Parked, Page]], start: int) -> None:
+    def _wake(self, woken: list[tuple[Parked, Page | None]], start: int) -> None:
         """Answer parked polls for a slice of time per turn, letting other requests in between:
         with 5,000 devices, waking all at once held health and creates for a second (#14). A
         slice, not a count: a fixed batch of 200 let the re-polls of the first batches in

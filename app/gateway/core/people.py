@@ -36,32 +36,34 @@ def name_key(name: str) -> str:
 class People:
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._agent_tokens: dict[str, str] = {}
-        self.reload()
+        self._agent_tokens: dict[str, str] = {}  # read by reload(), at start-up and when told
 
-    def reload(self) -> None:
+    async def reload(self) -> None:
         """Re-read the agent tokens (another gateway process minted or removed some)."""
-        rows = self._db.execute("SELECT token_hash, person_id FROM agent_tokens")
+        rows = await self._db.execute("SELECT token_hash, person_id FROM agent_tokens")
         self._agent_tokens = {token_hash: person for token_hash, person in rows}
 
     def person_of_agent_token(self, token: str) -> str | None:
         return self._agent_tokens.get(secret_hash(token))
 
-    def all(self) -> list[PersonRow]:
-        rows = self._db.execute("SELECT id, name, created_ms FROM people ORDER BY created_ms, id")
+    async def all(self) -> list[PersonRow]:
+        rows = await self._db.execute(
+            "SELECT id, name, created_ms FROM people ORDER BY created_ms, id"
+        )
         return [DEFAULT_PERSON, *(PersonRow(*row) for row in rows)]
 
-    def find(self, person_id: str) -> PersonRow | None:
+    async def find(self, person_id: str) -> PersonRow | None:
         if person_id == DEFAULT_PERSON_ID:
             return DEFAULT_PERSON
-        row = self._db.execute(
+        rows = await self._db.execute(
             "SELECT id, name, created_ms FROM people WHERE id = ?", (person_id,)
-        ).fetchone()
+        )
+        row = rows.fetchone()
         return PersonRow(*row) if row else None
 
-    def require(self, person_id: str, field: str | None = None) -> PersonRow:
+    async def require(self, person_id: str, field: str | None = None) -> PersonRow:
         """The person, or 404 naming the id (and the body field it came in, if any)."""
-        found = self.find(person_id)
+        found = await self.find(person_id)
         if found is None:
             where = f"{field}: " if field else ""
             raise ProtocolError(
@@ -70,17 +72,17 @@ class People:
             )
         return found
 
-    def add(self, name: str, now_ms: int) -> PersonRow:
+    async def add(self, name: str, now_ms: int) -> PersonRow:
         """A new person; 409 `name_taken` when the name is in use (case and spaces aside)."""
         key = name_key(name)
         person = PersonRow(PERSON_ID_PREFIX + secrets.token_urlsafe(9), name, now_ms)
-        with self._db.transaction():
+        async with self._db.transaction() as db:
             taken = (
                 key == name_key(DEFAULT_PERSON_NAME)
-                or self._db.execute("SELECT 1 FROM people WHERE name_key = ?", (key,)).fetchone()
+                or (await db.execute("SELECT 1 FROM people WHERE name_key = ?", (key,))).fetchone()
             )
             if not taken:
-                self._db.execute(
+                await db.execute(
                     "INSERT INTO people (id, name, name_key, created_ms) VALUES (?, ?, ?, ?)",
                     (person.id, name, key, now_ms),
                 )
@@ -90,20 +92,20 @@ class People:
             )
         return person
 
-    def new_agent_token(self, person_id: str, now_ms: int) -> str:
+    async def new_agent_token(self, person_id: str, now_ms: int) -> str:
         """A token for one more agent of the person: shown once, kept hashed."""
-        self.require(person_id)
+        await self.require(person_id)
         token = "agt_" + secrets.token_urlsafe(32)
-        with self._db.transaction():
-            self._db.execute(
+        async with self._db.transaction() as db:
+            await db.execute(
                 "INSERT INTO agent_tokens (token_hash, person_id, created_ms) VALUES (?, ?, ?)",
                 (secret_hash(token), person_id, now_ms),
             )
-            self._db.announce_registry_change()
+            await db.announce_registry_change()
         self._agent_tokens[secret_hash(token)] = person_id
         return token
 
-    def removable(self, person_id: str) -> None:
+    async def removable(self, person_id: str) -> None:
         """404 for no such person, 409 for the default one."""
         if person_id == DEFAULT_PERSON_ID:
             raise ProtocolError(
@@ -111,17 +113,17 @@ class People:
                 "the default person cannot be removed: it owns the tokens named in the "
                 "environment and in tokens.json",
             )
-        self.require(person_id)
+        await self.require(person_id)
 
-    def remove(self, person_id: str, devices: DeviceRegistry) -> set[str]:
+    async def remove(self, person_id: str, devices: DeviceRegistry) -> set[str]:
         """The person, their agent tokens, devices and pairing codes go, in one transaction;
         the tokens stop working at once. The removed devices' ids (their parked polls are to
         be ended)."""
-        self.removable(person_id)
-        with self._db.transaction():
-            self._db.execute("DELETE FROM people WHERE id = ?", (person_id,))
-            self._db.execute("DELETE FROM agent_tokens WHERE person_id = ?", (person_id,))
-            gone = devices.delete_person(person_id)
+        await self.removable(person_id)
+        async with self._db.transaction() as db:
+            await db.execute("DELETE FROM people WHERE id = ?", (person_id,))
+            await db.execute("DELETE FROM agent_tokens WHERE person_id = ?", (person_id,))
+            gone = await devices.delete_person(db, person_id)
         self._agent_tokens = {h: p for h, p in self._agent_tokens.items() if p != person_id}
         devices.forget(gone)
         return gone

@@ -28,10 +28,11 @@ from app.protocol import (
 )
 from app.protocol.wire import result_body
 
-from ..store.storage import CREATED, RESOLVED, Store, StoredEvent
+from ..store.storage import CREATED, RESOLVED, Remember, Store, StoredEvent
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
+from .eager import spawn
 from .feed import EventFeed, Page
 from .ids import new_prompt_id
 from .waiters import ResultWait, Waiters
@@ -101,16 +102,18 @@ class Gateway:
         self.waiters = Waiters()  # agents' result waits
         self.feed = EventFeed(store, self.server_time)  # devices' long-polls
         self.deadlines = DeadlineTimer(self.clock, self.expire_due)
+        self._catching_up = asyncio.Lock()
         # Told of each new prompt, its person and its answer link's token (which only the
         # notification carries: the gateway keeps its hash).
         self.on_created: Callable[[PromptRecord, str, str], None] | None = None
 
     # ---- life --------------------------------------------------------------------------
 
-    def start(self, loop: asyncio.AbstractEventLoop) -> int:
+    async def start(self) -> int:
         """Expire what passed its deadline while we were down, then arm the timer."""
-        expired = self.expire_due(self.clock.now_ms())
-        self.deadlines.start(loop, self.store.pending_deadlines())
+        await self.feed.start()
+        expired = await self.expire_due(self.clock.now_ms())
+        self.deadlines.start(asyncio.get_running_loop(), await self.store.pending_deadlines())
         return expired
 
     def stop(self) -> None:
@@ -121,7 +124,7 @@ class Gateway:
 
     # ---- agent side --------------------------------------------------------------------
 
-    def create(
+    async def create(
         self, owner: str, person: str, request: CreatePromptRequest
     ) -> tuple[PromptRecord, bool]:
         """A new pending prompt of `person` (True), or the one this agent already made with this
@@ -130,18 +133,21 @@ class Gateway:
         if request.request_id:
             scope = f"create:{owner}:{request.request_id}"
             key = IdempotencyKey.of(scope, "create", request.to_wire())
-        seen = self._replayed(key, "requestId")
-        if seen is not None and (stored := self.store.get(seen["promptId"])) is not None:
-            return self._settled(stored.record), False
+        seen = await self._replayed(key, "requestId")
+        if seen is not None and (stored := await self.store.get(seen["promptId"])) is not None:
+            return await self._settled(stored.record), False
         try:
-            return self._insert(owner, person, request, key), True
+            return await self._insert(owner, person, request, key), True
         except ProtocolError as exc:
             in_the_way = exc.extra.get("promptId") if exc.code == ErrorCode.PENDING_EXISTS else None
-            if in_the_way is None or self._settled(self._stored(in_the_way)).is_pending:
+            if (
+                in_the_way is None
+                or (await self._settled(await self._stored(in_the_way))).is_pending
+            ):
                 raise
-        return self._insert(owner, person, request, key), True  # that one was overdue: expired
+        return await self._insert(owner, person, request, key), True  # that one was overdue
 
-    def _insert(
+    async def _insert(
         self, owner: str, person: str, request: CreatePromptRequest, key: IdempotencyKey | None
     ) -> PromptRecord:
         """The new pending prompt, committed and announced; `pending_exists` (nothing written)
@@ -161,91 +167,95 @@ class Gateway:
         )
         link = new_link_token()
         record_json = record.model_dump_json(by_alias=True)  # once: the row and its event
-        with self.store.transaction():
-            self.store.insert(
-                record,
-                record_json,
-                owner=owner,
-                person=person,
-                expires_ms=expires,
-                link_hash=secret_hash(link),
-            )
-            if key:
-                self.store.remember(key.scope, {"promptId": record.id}, key.asked, now)
-            event = self.store.append_event(CREATED, record, record_json, person=person, now_ms=now)
+        event = await self.store.create(
+            record,
+            record_json,
+            owner=owner,
+            person=person,
+            expires_ms=expires,
+            link_hash=secret_hash(link),
+            remember=Remember(key.scope, {"promptId": record.id}, key.asked) if key else None,
+            now_ms=now,
+        )
         self.deadlines.add(expires, record.id)
         self._publish(event)
         if self.on_created is not None:
             self.on_created(record, person, link)  # must not block: the announcer only queues it
         return record
 
-    def owned(self, owner: str, prompt_id: str) -> PromptRecord:
-        found = self.store.get(prompt_id)
+    async def owned(self, owner: str, prompt_id: str) -> PromptRecord:
+        found = await self.store.get(prompt_id)
         if found is None or found.owner != owner:
             raise _not_found(prompt_id)  # another agent's prompt is none of this agent's business
-        return self._settled(found.record)
+        return await self._settled(found.record)
 
-    def result_wait(self, owner: str, prompt_id: str, wait: float) -> Page | ResultWait:
+    async def result_wait(self, owner: str, prompt_id: str, wait: float) -> Page | ResultWait:
         """The tool result's page now (terminal, or no `wait`), else a wait parked until the
         prompt is resolved or `wait` seconds pass (then `{"status": "pending"}`)."""
-        record = self.owned(owner, prompt_id)
+        record = await self.owned(owner, prompt_id)
         if not record.is_pending or wait <= 0 or self.waiters.closing:
             return Page(result_body(tool_result(record)))
         del record  # a parked wait holds no record: thousands of them wait at once (#8)
 
-        def answer(resolved: PromptRecord | None) -> Page:
+        async def answer(resolved: PromptRecord | None) -> Page:
             if resolved is None:  # its deadline, the gateway's stop, another process's change
-                resolved = self.owned(owner, prompt_id)
+                resolved = await self.owned(owner, prompt_id)
             return Page(result_body(tool_result(resolved)))
 
         return ResultWait(self.waiters, prompt_id, wait, answer)
 
     async def wait_result(self, owner: str, prompt_id: str, wait: float) -> ToolResult | None:
         """The tool result once terminal; None if still pending when `wait` seconds pass."""
-        record = self.owned(owner, prompt_id)
+        record = await self.owned(owner, prompt_id)
         if record.is_pending and wait > 0:
             del record  # a parked wait holds no record: thousands of them wait at once (#8)
             await self.waiters.result_of(prompt_id, wait)
-            record = self.owned(owner, prompt_id)
+            record = await self.owned(owner, prompt_id)
         return tool_result(record)
 
-    def cancel(self, owner: str, prompt_id: str, reason: str | None) -> PromptRecord:
-        record = self.owned(owner, prompt_id)
+    async def cancel(self, owner: str, prompt_id: str, reason: str | None) -> PromptRecord:
+        record = await self.owned(owner, prompt_id)
         if not record.is_pending:
             raise _already_resolved(record)
-        return self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
+        return await self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
 
-    def cancel_run(self, owner: str, run_id: str, reason: str | None) -> list[str]:
+    async def cancel_run(self, owner: str, run_id: str, reason: str | None) -> list[str]:
         by = ResolvedBy(kind="agent", reason=reason)
-        return self._cancel_each(self.store.pending_of_run(owner, run_id), by)
+        return await self._cancel_each(await self.store.pending_of_run(owner, run_id), by)
 
-    def cancel_person(self, person: str, reason: str) -> list[str]:
+    async def cancel_person(self, person: str, reason: str) -> list[str]:
         """Cancel every pending prompt of a person being removed: their agents stop waiting."""
         by = ResolvedBy(kind="system", reason=reason)
-        return self._cancel_each(self.store.pending_of_person(person), by)
+        return await self._cancel_each(await self.store.pending_of_person(person), by)
 
-    def _cancel_each(self, prompt_ids: list[str], resolved_by: ResolvedBy) -> list[str]:
-        """Cancel those still pending (one may expire on sight instead); the ids cancelled."""
+    async def _cancel_each(self, prompt_ids: list[str], resolved_by: ResolvedBy) -> list[str]:
+        """Cancel those still pending (one may expire on sight, or be answered meanwhile,
+        instead); the ids cancelled."""
         cancelled = []
         for prompt_id in prompt_ids:
-            record = self._settled(self._stored(prompt_id))
+            record = await self._settled(await self._stored(prompt_id))
             if record.is_pending:
-                self._resolve(record, "cancelled", resolved_by)
+                try:
+                    await self._resolve(record, "cancelled", resolved_by)
+                except ProtocolError as exc:
+                    if exc.code != ErrorCode.ALREADY_RESOLVED:
+                        raise
+                    continue
                 cancelled.append(prompt_id)
         return cancelled
 
     # ---- device side -------------------------------------------------------------------
 
-    def get(self, prompt_id: str, person: str | None) -> PromptRecord:
+    async def get(self, prompt_id: str, person: str | None) -> PromptRecord:
         """A prompt as it stands now, when it is `person`'s: another person's prompt is 404,
         as if it did not exist. `person` None: the caller holds the prompt's answer link,
         which is the credential."""
-        found = self.store.get(prompt_id)
+        found = await self.store.get(prompt_id)
         if found is None or (person is not None and found.person != person):
             raise _not_found(prompt_id)
-        return self._settled(found.record)
+        return await self._settled(found.record)
 
-    def answer(
+    async def answer(
         self,
         prompt_id: str,
         person: str,
@@ -255,7 +265,7 @@ class Gateway:
     ) -> dict[str, Any]:
         """First answer wins; a retried idempotency key gets the original 200 body."""
         request = {"answers": answers, "deviceId": device_id}
-        return self._decide(
+        return await self._decide(
             prompt_id,
             person,
             _device_key(prompt_id, idempotency_key, "answer", request),
@@ -263,7 +273,7 @@ class Gateway:
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
-    def reply(
+    async def reply(
         self,
         prompt_id: str,
         person: str,
@@ -273,7 +283,7 @@ class Gateway:
     ) -> dict[str, Any]:
         """A plain-text reply, read by the contract's rules, then answered like any answer."""
         request = {"text": text, "deviceId": device_id}
-        return self._decide(
+        return await self._decide(
             prompt_id,
             person,
             _device_key(prompt_id, idempotency_key, "reply", request),
@@ -283,16 +293,18 @@ class Gateway:
 
     # ---- answer links ------------------------------------------------------------------
 
-    def prompt_of_link(self, token: str) -> PromptRecord | None:
+    async def prompt_of_link(self, token: str) -> PromptRecord | None:
         """The prompt an answer link is bound to (as it stands now), or None."""
-        prompt_id = self.store.prompt_of_link(secret_hash(token))
-        return self.get(prompt_id, None) if prompt_id is not None else None
+        prompt_id = await self.store.prompt_of_link(secret_hash(token))
+        return await self.get(prompt_id, None) if prompt_id is not None else None
 
-    def answer_by_link(self, token: str, answers: dict[str, Any], attempt: str) -> dict[str, Any]:
+    async def answer_by_link(
+        self, token: str, answers: dict[str, Any], attempt: str
+    ) -> dict[str, Any]:
         """Like a device's answer; `attempt` names this try (a retry of it is safe)."""
-        prompt_id = self._link_prompt_id(token)
+        prompt_id = await self._link_prompt_id(token)
         request = {"answers": answers}
-        return self._decide(
+        return await self._decide(
             prompt_id,
             None,
             _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "answer", request),
@@ -300,24 +312,25 @@ class Gateway:
             lambda record: canonicalize_answers(record.questions, answers),
         )
 
-    def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
-        prompt_id = self._link_prompt_id(token)
+    async def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
+        prompt_id = await self._link_prompt_id(token)
         key = _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "dismiss", {})
-        return self._decide(prompt_id, None, key, ResolvedBy(kind="link"))
+        return await self._decide(prompt_id, None, key, ResolvedBy(kind="link"))
 
-    def _link_prompt_id(self, token: str) -> str:
-        prompt_id = self.store.prompt_of_link(secret_hash(token))
+    async def _link_prompt_id(self, token: str) -> str:
+        prompt_id = await self.store.prompt_of_link(secret_hash(token))
         if prompt_id is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such answer link")
         return prompt_id
 
-    def dismiss(
+    async def dismiss(
         self, prompt_id: str, person: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
         key = _device_key(prompt_id, idempotency_key, "dismiss", {"deviceId": device_id})
-        return self._decide(prompt_id, person, key, ResolvedBy(kind="device", device_id=device_id))
+        by = ResolvedBy(kind="device", device_id=device_id)
+        return await self._decide(prompt_id, person, key, by)
 
-    def _decide(
+    async def _decide(
         self,
         prompt_id: str,
         person: str | None,
@@ -328,19 +341,20 @@ class Gateway:
         """A person's decision: answered (with `answers_for` the record's questions) or
         dismissed, on a prompt of `person` (None: by its link). A retried key gets the original
         200 body; first answer wins."""
-        record = self.get(prompt_id, person)  # first: another person's key says nothing either
-        if (seen := self._replayed(key, "idempotencyKey")) is not None:
+        record = await self.get(prompt_id, person)  # first: another person's key says nothing
+        if (seen := await self._replayed(key, "idempotencyKey")) is not None:
             return seen
         if not record.is_pending:
             raise _already_resolved(record)
         if answers_for is None:
-            return self._resolve(record, "dismissed", resolved_by, key=key).to_wire()
+            return (await self._resolve(record, "dismissed", resolved_by, key=key)).to_wire()
         answers = answers_for(record)
-        return self._resolve(record, "answered", resolved_by, answers=answers, key=key).to_wire()
+        resolved = await self._resolve(record, "answered", resolved_by, answers=answers, key=key)
+        return resolved.to_wire()
 
-    def _replayed(self, key: IdempotencyKey | None, what: str) -> dict[str, Any] | None:
+    async def _replayed(self, key: IdempotencyKey | None, what: str) -> dict[str, Any] | None:
         """The response kept for `key`; 409 when the key came with a different request."""
-        seen = self.store.remembered(key.scope) if key else None
+        seen = await self.store.remembered(key.scope) if key else None
         if seen is None or key is None:
             return None
         body, seen_hash = seen
@@ -348,38 +362,38 @@ class Gateway:
             raise _conflict(what)
         return body
 
-    def _stored(self, prompt_id: str) -> PromptRecord:
+    async def _stored(self, prompt_id: str) -> PromptRecord:
         """A record the store just named (pending in a session, of a run, or due)."""
-        found = self.store.get(prompt_id)
+        found = await self.store.get(prompt_id)
         assert found is not None, prompt_id
         return found.record
 
     # ---- deadlines ---------------------------------------------------------------------
 
-    def expire_due(self, now_ms: int) -> int:
+    async def expire_due(self, now_ms: int) -> int:
         """Expire every pending prompt whose deadline has come; returns how many."""
         count = 0
-        for prompt_id in self.store.due(now_ms):
-            count += self._expire(self._stored(prompt_id))[1]
+        for prompt_id in await self.store.due(now_ms):
+            count += (await self._expire(await self._stored(prompt_id)))[1]
         return count
 
-    def _settled(self, record: PromptRecord) -> PromptRecord:
+    async def _settled(self, record: PromptRecord) -> PromptRecord:
         """The record as it stands now: a pending prompt past its deadline expires on sight."""
         if record.overdue(self.clock.now_ms()):
-            return self._expire(record)[0]
+            return (await self._expire(record))[0]
         return record
 
-    def _expire(self, record: PromptRecord) -> tuple[PromptRecord, bool]:
-        """Expired now (True), or as another gateway process just resolved it: expiry happens
-        once, by whichever gets there first."""
+    async def _expire(self, record: PromptRecord) -> tuple[PromptRecord, bool]:
+        """Expired now (True), or as another request or gateway process just resolved it:
+        expiry happens once, by whichever gets there first."""
         try:
-            return self._resolve(record, "expired", _EXPIRY), True
+            return await self._resolve(record, "expired", _EXPIRY), True
         except ProtocolError as exc:
             if exc.code != ErrorCode.ALREADY_RESOLVED:
                 raise
-            return self._stored(record.id), False
+            return await self._stored(record.id), False
 
-    def _resolve(
+    async def _resolve(
         self,
         record: PromptRecord,
         status: str,
@@ -399,17 +413,10 @@ class Gateway:
             }
         )
         resolved_json = resolved.model_dump_json(by_alias=True)  # once: the row and its event
-        with self.store.transaction():
-            person = self.store.resolve(resolved, resolved_json, now)
-            if person is not None:
-                if key:
-                    self.store.remember(key.scope, resolved.to_wire(), key.asked, now)
-                # Last: with PostgreSQL, taking the next sequence number locks it until commit.
-                event = self.store.append_event(
-                    RESOLVED, resolved, resolved_json, person=person, now_ms=now
-                )
-        if person is None:  # another request, or another gateway process, got there first
-            raise _already_resolved(self._stored(record.id))
+        remember = Remember(key.scope, resolved.to_wire(), key.asked) if key else None
+        event = await self.store.resolve(resolved, resolved_json, remember=remember, now_ms=now)
+        if event is None:  # another request, or another gateway process, got there first
+            raise _already_resolved(await self._stored(record.id))
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).
         self.waiters.prompt_resolved(record.id, resolved)
         self._publish(event)
@@ -419,24 +426,32 @@ class Gateway:
 
     def _publish(self, event: StoredEvent) -> None:
         """An event this process committed, to the devices parked here, in sequence order: when
-        another gateway process committed the ones before it, those are heard first."""
+        another request or gateway process committed the ones before it, those are heard
+        first."""
         if event.seq == self.feed.head + 1:
             self.feed.committed(event)
-        else:
-            self.catch_up()
+        elif event.seq > self.feed.head:
+            spawn(self.catch_up(), "hearing the events before it")
 
     def heard_of(self, seq: int) -> None:
         """Another gateway process committed events up to `seq` (this one's own are heard as
         they commit)."""
         if seq > self.feed.head:
-            self.catch_up()
+            spawn(self.catch_up(), "hearing other gateway processes")
 
-    def catch_up(self) -> None:
+    async def catch_up(self) -> None:
         """Hear what other gateway processes committed (PostgreSQL): their events go to the
         devices parked here, their answers wake the agents waiting here, and the prompts they
-        created get a deadline here too (whichever process comes first expires it)."""
-        while batch := self.store.events_since(self.feed.head, CATCH_UP_BATCH):
+        created get a deadline here too (whichever process comes first expires it). One at a
+        time: what one reads, the next need not."""
+        async with self._catching_up:
+            await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        while batch := await self.store.events_since(self.feed.head, CATCH_UP_BATCH):
             for event in batch:
+                if event.seq <= self.feed.head:  # fed meanwhile, as this process committed it
+                    continue
                 if event.type == RESOLVED:
                     self.waiters.prompt_resolved(event.prompt_id)
                 elif event.type == CREATED:

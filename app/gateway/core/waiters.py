@@ -10,15 +10,17 @@ and a registration never race with a notification. (Device polls wait in feed.py
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
-from app.protocol import PromptRecord, ProtocolError
+from app.protocol import PromptRecord
 
-from .feed import Later, Outcome
+from . import eager
+from .feed import Later, Outcome, Page
 
 # A woken wait's answer: from the record that resolved its prompt, or (None: its deadline, the
 # gateway's stop, another process's change) from the store.
-Answer = Callable[[PromptRecord | None], Outcome]
+Answer = Callable[[PromptRecord | None], Coroutine[Any, Any, Page]]
 
 
 class _Waiting:
@@ -122,16 +124,11 @@ class ResultWait(_Waiting, Later):
 
     def wake(self, record: PromptRecord | None) -> None:
         """Answer once: later calls do nothing."""
-        deliver, self._deliver = self._deliver, None
-        if deliver is None:
+        to, self._deliver = self._deliver, None
+        if to is None:
             return
         self._let_go()
-        outcome: Outcome
-        try:
-            outcome = self._answer(record)
-        except ProtocolError as exc:
-            outcome = exc
-        deliver(outcome)
+        eager.deliver(self._answer(record), to)  # at once from a record; from the store, when read
 
     def _let_go(self) -> None:
         self._waiters.discard(self.prompt_id, self)

@@ -120,6 +120,7 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         super().connection_made(transport)
         self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
         self._later: Later | None = None
+        self._held: list[bytes] = []  # pipelined behind a Later that cannot answer yet
         self._with_body: WithBody | None = None  # answered at once when its body is in
         self._body: list[bytes] = []
         self._watch = PipelineWatch(lambda: bool(self.pipeline))  # for polls served as ASGI
@@ -131,6 +132,10 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
     def data_received(self, data: bytes) -> None:
         if self._later is not None:  # a pipelined request: the parked poll answers first
             self._later.answer_now()
+        if self._later is not None or self._held:  # still waiting for the store (#42)
+            self._held.append(data)
+            self.flow.pause_reading()
+            return
         super().data_received(data)
 
     def shutdown(self) -> None:
@@ -213,6 +218,7 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
             or not parser.should_keep_alive()  # "Connection: close" or HTTP/1.0: uvicorn's way
             or parser.should_upgrade()
             or (self.cycle is not None and not self.cycle.response_complete)  # pipelined
+            or self._later is not None  # behind an answer waiting for the store (#42)
             or self.flow.write_paused  # what is buffered goes first, at the client's pace
             # uvicorn's own check (on_headers_complete): past it, uvicorn answers 503
             or (limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit))
@@ -257,6 +263,10 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         if isinstance(outcome, ProtocolError):
             outcome = error_response(outcome)
         self._write(outcome)
+        if self._held:  # what was pipelined behind it, in order
+            held, self._held = b"".join(self._held), []
+            self.flow.resume_reading()
+            self.data_received(held)
 
     def _write(self, answer: Response | Page) -> None:
         transport = cast(_OneWritePerResponse, self.transport)  # set in connection_made

@@ -51,7 +51,7 @@ class GatewayAsker:
 
     async def create(self, body: dict[str, Any], abort: Any) -> dict[str, Any]:
         try:
-            record, _ = self.gateway.create(self.owner, self.person, validate_prompt(body))
+            record, _ = await self.gateway.create(self.owner, self.person, validate_prompt(body))
         except ProtocolError as exc:
             raise _asking_error(exc) from None
         return record.to_wire()
@@ -67,7 +67,7 @@ class GatewayAsker:
 
     async def cancel(self, prompt_id: str) -> None:
         with contextlib.suppress(ProtocolError):  # already resolved: nothing to take back
-            self.gateway.cancel(self.owner, prompt_id, RUN_ABORT)
+            await self.gateway.cancel(self.owner, prompt_id, RUN_ABORT)
 
 
 class RemoteMcp:

@@ -5,12 +5,14 @@ and its handler, once. `Router` serves requests from the table; `openapi.py` des
 framework in between: a parked long-poll holds only this module's frames and its waiter (#8).
 
 One way in: every request is matched and admitted (size limit, auth, query) by `_admit`.
-Requests to handlers that never await are then answered by `answer_at_once`, which the
-connection calls as soon as the headers are in (connections.py), with no task and no ASGI
-cycle: that is every device's long-poll, answered and re-parked once per event per device
-(#16), and an agent's create, wait and a device's answer (#27); one with a body is admitted
-first and given its body by the connection (`WithBody.finish`) once it is all in. The rest go
-on, as ASGI, to read and validate their body.
+Requests to endpoints served at once are then answered by `answer_at_once`, which the
+connection calls as soon as the headers are in (connections.py), with no ASGI cycle: that is
+every device's long-poll, answered and re-parked once per event per device (#16), and an
+agent's create, wait and a device's answer (#27); one with a body is admitted first and given
+its body by the connection (`WithBody.finish`) once it is all in. Their handlers run eagerly
+(core/eager.py): with SQLite they finish where they started, with no task; with PostgreSQL the
+rest runs as a task once it waits for the database, and its response comes as a `Later` (#42).
+The rest go on, as ASGI, to read and validate their body.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import asyncio
 import inspect
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 from urllib.parse import parse_qsl
@@ -30,6 +32,7 @@ from starlette.responses import Response
 from app.protocol import ErrorCode, ProtocolError, parse_model
 
 from ..core.auth import Authenticator, Caller, Role
+from ..core.eager import step
 from ..core.feed import Later, Page
 from ..core.service import Gateway, fingerprint
 from .bodies import decode_json_body, read_body, refuse_declared_too_large
@@ -98,9 +101,9 @@ class Call:
 
 
 Result = Response | dict | Page | Later
-# A plain function unless it awaits; a mounted endpoint's takes (call, receive, send) and
-# answers by itself.
-Handler = Callable[..., Awaitable[Result] | Awaitable[None] | Result]
+# Always a coroutine function; a mounted endpoint's takes (call, receive, send) and answers by
+# itself.
+Handler = Callable[..., Awaitable[Result] | Awaitable[None]]
 Served = Literal["at_once", "asgi", "mounted"]
 SERVED: tuple[Served, ...] = get_args(Served)
 
@@ -111,11 +114,14 @@ class Endpoint:
     requests are served, and the table is held to it when it is built:
 
     - `"at_once"`: by the connection, where the request is parsed (its body, if any, once it is
-      in): no ASGI cycle, no task. The handler is a plain `def` that never waits; what has to
-      wait later returns a `Later`/`Page` the connection writes when it is ready.
-    - `"asgi"`: in uvicorn's ASGI cycle, for a handler that awaits (`async def`).
+      in), the handler run eagerly: no ASGI cycle, and no task unless the store makes it wait
+      (PostgreSQL). It awaits nothing but the store; what has to wait longer returns a
+      `Later`/`Page` the connection writes when it is ready.
+    - `"asgi"`: in uvicorn's ASGI cycle (a task), for a handler that awaits anything else.
     - `"mounted"`: handed whole to another package's ASGI app once authenticated
       (`async def handler(call, receive, send)`: the MCP SDK's transport at /mcp).
+
+    Every handler is an `async def`.
     """
 
     method: str
@@ -140,14 +146,12 @@ class Endpoint:
     at_once: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        awaits = inspect.iscoroutinefunction(self.handler)
         if self.served not in SERVED:
             raise ValueError(f"{self.method} {self.path}: served must be one of {SERVED}")
-        if awaits != (self.served != "at_once"):
-            kind = "an async def" if awaits else "a plain def"
+        if not inspect.iscoroutinefunction(self.handler):
             raise ValueError(
-                f"{self.method} {self.path}: served={self.served!r}, but its handler is {kind} "
-                "(at once: a plain def that never waits; asgi and mounted: async def)"
+                f"{self.method} {self.path}: its handler is a plain def; every handler is an "
+                "async def (served at once, it is run eagerly)"
             )
         regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", self.path)
         object.__setattr__(self, "pattern", re.compile(f"^{regex}$"))
@@ -235,20 +239,29 @@ class Router:
             call = self._admit(endpoint, params, scope)
             if endpoint.changes:
                 return WithBody(self, endpoint, call)
-            result = endpoint.handler(call)
         except Exception as exc:
             return self._failure(exc, scope)
-        return result_response(cast(Result, result), endpoint.status)  # at_once: never awaits
+        return self._run_eagerly(endpoint, call)
 
     def finish_at_once(self, endpoint: Endpoint, call: Call, raw: bytes) -> Response | Later:
         """The response to an admitted request whose whole body is `raw`."""
         try:
             call.raw = raw
             self._validate(endpoint, call, raw)
-            result = endpoint.handler(call)
         except Exception as exc:
             return self._failure(exc, call.scope)
-        return result_response(cast(Result, result), endpoint.status)
+        return self._run_eagerly(endpoint, call)
+
+    def _run_eagerly(self, endpoint: Endpoint, call: Call) -> Response | Later:
+        """The handler's response now, or, when it waits for the store, a `Later` for it."""
+        scope = call.scope
+        try:
+            result, task = step(cast(Coroutine[Any, Any, Result], endpoint.handler(call)))
+        except Exception as exc:
+            return self._failure(exc, scope)
+        if task is None:
+            return result_response(result, endpoint.status)
+        return _Deferred(task, endpoint.status, scope)
 
     @staticmethod
     def _failure(exc: Exception, scope: dict) -> Response:
@@ -337,6 +350,51 @@ class WithBody:
 
     def finish(self, raw: bytes) -> Response | Later:
         return self._router.finish_at_once(self.endpoint, self.call, raw)
+
+
+class _Deferred(Later):
+    """The response of a handler served at once that had to wait for the store: written when
+    its task ends. It cannot be answered sooner (`answer_now` passes the wish on to what it
+    became, say a parked poll, once it is one); the connection holds requests pipelined
+    behind it until it is written. The task is never cancelled when the client leaves: a
+    change the database is making is made, whoever hears of it."""
+
+    __slots__ = ("_deliver", "_inner", "_scope", "_status", "_task")
+
+    def __init__(self, task: asyncio.Task, status: int, scope: dict) -> None:
+        self._task, self._status, self._scope = task, status, scope
+        self._deliver: Callable[[Any], None] | None = None  # an Outcome or a Response
+        self._inner: Later | None = None
+
+    def attach(self, deliver: Callable[[Any], None]) -> None:
+        self._deliver = deliver
+        self._task.add_done_callback(self._done)
+
+    def detach(self) -> None:
+        self._deliver = None
+        if self._inner is not None:
+            self._inner.detach()
+
+    def answer_now(self) -> None:
+        if self._inner is not None:
+            self._inner.answer_now()
+
+    def _done(self, task: asyncio.Task) -> None:
+        if self._deliver is None:
+            return
+        if task.cancelled():
+            response: Response | Later = error_response(
+                ProtocolError(ErrorCode.UNAVAILABLE, "the gateway is stopping: retry")
+            )
+        elif (exc := task.exception()) is not None:
+            response = Router._failure(cast(Exception, exc), self._scope)
+        else:
+            response = result_response(task.result(), self._status)
+        if isinstance(response, Later):  # a poll or a result wait, parked now
+            self._inner = response
+            response.attach(self._deliver)
+        else:
+            self._deliver(response)
 
 
 class _ClientGone(Exception):

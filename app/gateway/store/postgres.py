@@ -7,30 +7,47 @@ again. Ordering across processes comes from one counter row: taking the next eve
 locks it until the transaction commits, so events become visible in sequence order and a
 device's cursor never skips one committed late. First answer wins by a conditional UPDATE.
 
-The core calls the store synchronously on its event loop, as it does SQLite's file (psycopg's
-blocking connection, one per process, autocommit with explicit transactions); the listener is
-psycopg's async connection. The schema is created and migrated here, at start-up, versioned in
-`meta`, one process at a time (an advisory lock).
+Nothing here holds the event loop (#42): statements run on psycopg's async connections, from a
+pool (`PostgresSettings`), so a slow network or a locked table delays only the requests that
+wait for it. A statement that cannot get its connection, its lock or its answer in time fails
+its request with 503 (`StoreUnavailable`), and nothing else. A change of a prompt is one
+statement (its row, its idempotency key, its event and the notification: one round trip, all
+or nothing), because latency, not work, is what a database on another machine adds. The schema
+is created and migrated here, at start-up, versioned in `meta`, one process at a time (an
+advisory lock).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
+from psycopg_pool import AsyncConnectionPool
 
 from app.protocol import PromptRecord, ProtocolError
 
-from .queries import SharedQueries
+from .postgres_settings import PostgresSettings
+from .queries import (
+    INSERT_PROMPT,
+    REMEMBER_COLUMNS,
+    RESOLVE_PROMPT,
+    SharedQueries,
+    prompt_row,
+    remember_row,
+    resolve_row,
+)
 from .storage import (
+    CREATED,
     PRUNE_BATCH,
+    RESOLVED,
+    Remember,
     StoredEvent,
     StoreUnavailable,
+    pending_exists,
 )
 
 log = logging.getLogger("ask_user.gateway")
@@ -38,14 +55,10 @@ log = logging.getLogger("ask_user.gateway")
 CHANNEL = "ask_user"
 REGISTRY = "registry"
 PRUNED = "pruned"
-# A statement waiting longer for a lock, or running longer, answers 503 instead of freezing
-# this process's loop.
-LOCK_WAIT, STATEMENT_WAIT = "2s", "5s"
 MIGRATION_LOCK = 0x41534B01  # advisory lock keys: start-up migration, retention
 RETENTION_LOCK = 0x41534B02
 RELISTEN_SECONDS = 1.0
-# A database host that does not answer (a lost network) costs the loop this long at most, once.
-CONNECT_TIMEOUT_SECONDS = 2
+CONNECT_TIMEOUT_SECONDS = 2  # a database host that does not answer (a lost network)
 
 # Each entry takes the schema one version further; never edit one that has shipped.
 MIGRATIONS: tuple[str, ...] = (
@@ -130,82 +143,186 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 
+def _pg(sql: str) -> str:
+    """The shared SQL's `?` placeholders as psycopg's."""
+    return sql.replace("?", "%s")
+
+
+class Fetched:
+    """A statement's rows, all read: what `Rows` promises, with nothing left on the wire."""
+
+    __slots__ = ("rowcount", "rows")
+
+    def __init__(self, rows: list[Any], rowcount: int) -> None:
+        self.rows, self.rowcount = rows, rowcount
+
+    def fetchone(self) -> Any:
+        return self.rows[0] if self.rows else None
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
+
+
+async def _run(conn: psycopg.AsyncConnection, statement: str, params: Any) -> Fetched:
+    try:
+        cur = await conn.execute(statement, params)  # type: ignore[arg-type]  # our own SQL
+        rows = await cur.fetchall() if cur.description is not None else []
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        raise StoreUnavailable(exc) from exc
+    return Fetched(rows, cur.rowcount)
+
+
+class _OnConnection:
+    """`Database` on one connection: a transaction's statements."""
+
+    def __init__(self, conn: psycopg.AsyncConnection) -> None:
+        self._conn = conn
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> Fetched:
+        return await _run(self._conn, _pg(sql), params)
+
+    async def run(self, statement: str, params: Sequence[Any] | None = None) -> Fetched:
+        """A statement in psycopg's own placeholders (`%s`)."""
+        return await _run(self._conn, statement, params)
+
+    async def announce_registry_change(self) -> None:
+        await self.run("SELECT pg_notify(%s, %s)", (CHANNEL, REGISTRY))
+
+
 class PostgresDatabase:
-    """One blocking connection, reopened when the server went away; every failure of the
-    database becomes `StoreUnavailable` (503, nothing changed)."""
+    """`Database` on the pool: each statement on whichever connection is free, each transaction
+    on one; every failure of the database becomes `StoreUnavailable` (503, nothing changed)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, settings: PostgresSettings) -> None:
         self.url = url
-        self._conn: psycopg.Connection | None = None
-        self._sql: dict[str, str] = {}  # `?` → `%s`, once per statement
-        self.connection()  # fail at start-up, not on the first request
+        options = (
+            f"-c lock_timeout={settings.lock_timeout_ms} "
+            f"-c statement_timeout={settings.statement_timeout_ms}"
+        )
+        self.pool = AsyncConnectionPool(
+            url,
+            min_size=settings.pool_size,
+            max_size=settings.pool_size,
+            timeout=settings.connection_wait_ms / 1000,
+            kwargs={
+                "autocommit": True,
+                "connect_timeout": CONNECT_TIMEOUT_SECONDS,
+                "options": options,
+            },
+            open=False,
+            name="ask-user",
+        )
 
-    def connection(self) -> psycopg.Connection:
-        conn = self._conn
-        if conn is None or conn.closed or conn.broken:
+    async def open(self) -> None:
+        """Fail at start-up, not on the first request, when the database cannot be reached."""
+        try:
+            await self.pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS * 2)
+        except psycopg.Error as exc:
+            await self.pool.close()
+            raise StoreUnavailable(exc) from exc
+
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        try:
+            async with self.pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:  # PoolTimeout too
+            raise StoreUnavailable(exc) from exc
+
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> Fetched:
+        return await self.run(_pg(sql), params)
+
+    async def run(self, statement: str, params: Sequence[Any] | None = None) -> Fetched:
+        """A statement in psycopg's own placeholders (`%s`)."""
+        async with self.connection() as conn:
+            return await _run(conn, statement, params)
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[_OnConnection]:
+        async with self.connection() as conn:
             try:
-                conn = psycopg.connect(
-                    self.url,
-                    autocommit=True,
-                    connect_timeout=CONNECT_TIMEOUT_SECONDS,
-                    options=f"-c lock_timeout={LOCK_WAIT} -c statement_timeout={STATEMENT_WAIT}",
-                )
+                async with conn.transaction():
+                    yield _OnConnection(conn)
             except psycopg.Error as exc:
                 raise StoreUnavailable(exc) from exc
-            self._conn = conn
-        return conn
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor:
-        statement = self._sql.get(sql)
-        if statement is None:
-            statement = self._sql[sql] = sql.replace("?", "%s")
-        return self.run(statement, params)
+    @asynccontextmanager
+    async def transaction_if_free(self) -> AsyncIterator[_OnConnection]:
+        async with self.transaction() as tx:
+            await tx.run("SET LOCAL lock_timeout = '1ms'")  # 0 would mean: wait for ever
+            yield tx
 
-    def run(self, statement: str, params: Sequence[Any] | None = None) -> psycopg.Cursor:
-        """A statement in psycopg's own placeholders (`%s`)."""
-        conn = self.connection()
-        try:
-            return conn.execute(statement, params)  # type: ignore[arg-type]  # our own SQL
-        except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-            raise StoreUnavailable(exc) from exc
+    async def announce_registry_change(self) -> None:
+        await self.run("SELECT pg_notify(%s, %s)", (CHANNEL, REGISTRY))
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        conn = self.connection()
-        try:
-            with conn.transaction():
-                yield
-        except psycopg.Error as exc:
-            raise StoreUnavailable(exc) from exc
+    async def close(self) -> None:
+        await self.pool.close()
 
-    @contextmanager
-    def transaction_if_free(self) -> Iterator[None]:
-        with self.transaction():
-            self.run("SET LOCAL lock_timeout = '1ms'")  # 0 would mean: wait for ever
-            yield
 
-    def announce_registry_change(self) -> None:
-        self.run("SELECT pg_notify(%s, %s)", (CHANNEL, REGISTRY))
+def _announced(change: str, *, keep: bool) -> str:
+    """One statement for a change of a prompt: `change` (a data-modifying CTE named `changed`
+    that returns the prompt's id, person and record), the key kept with it when `keep`, the
+    next event number, the event and its notification; only when `changed` returned a row.
+    Taking the event number locks the counter row until the statement commits, so no process's
+    next event becomes visible before this one."""
+    kept = (
+        f"kept AS (INSERT INTO {REMEMBER_COLUMNS} SELECT %s, %s, %s, %s FROM changed "
+        "ON CONFLICT (scope) DO UPDATE SET body = excluded.body, "
+        "created_ms = excluded.created_ms, request_hash = excluded.request_hash), "
+        if keep
+        else ""
+    )
+    return (
+        f"WITH changed AS ({change}), {kept}"
+        "counted AS (UPDATE event_counter SET seq = seq + 1 "
+        "WHERE EXISTS (SELECT 1 FROM changed) RETURNING seq), "
+        "logged AS (INSERT INTO events (seq, type, prompt_id, person, created_ms, record) "
+        "SELECT counted.seq, %s, changed.id, changed.person, %s, changed.record "
+        "FROM counted, changed RETURNING seq, person) "
+        "SELECT seq, person, pg_notify(%s, seq::text) FROM logged"
+    )
 
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
+
+_CREATE = {
+    keep: _announced(_pg(INSERT_PROMPT) + " RETURNING id, person, record", keep=keep)
+    for keep in (False, True)
+}
+_RESOLVE = {
+    keep: _announced(_pg(RESOLVE_PROMPT) + ", id, record", keep=keep) for keep in (False, True)
+}
 
 
 class PostgresStore(SharedQueries):
     """storage.Store in PostgreSQL."""
 
-    def __init__(self, url: str) -> None:
-        self._db = PostgresDatabase(url)
-        self._migrate()
-        self._pruned_through = self._read_pruned_through()
+    def __init__(self, db: PostgresDatabase) -> None:
+        self._db = db
+        self._pruned_through = 0
 
-    def _migrate(self) -> None:
-        db = self._db
-        with db.transaction():
-            db.run("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-            db.run("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = db.run("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    @classmethod
+    async def open(cls, url: str, settings: PostgresSettings | None = None) -> PostgresStore:
+        """Connected, migrated, ready."""
+        db = PostgresDatabase(url, settings or PostgresSettings())
+        await db.open()
+        store = cls(db)
+        try:
+            await store._migrate()
+            store._pruned_through = await store._read_pruned_through()
+        except BaseException:
+            await db.close()
+            raise
+        return store
+
+    async def _migrate(self) -> None:
+        async with self._db.transaction() as db:
+            await db.run("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            await db.run(
+                "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+            )
+            row = (await db.run("SELECT value FROM meta WHERE key = 'schema_version'")).fetchone()
             version = int(row[0]) if row else 0
             if version > len(MIGRATIONS):
                 raise RuntimeError(
@@ -213,8 +330,8 @@ class PostgresStore(SharedQueries):
                     f"knows ({len(MIGRATIONS)}): upgrade the gateway"
                 )
             for number, migration in enumerate(MIGRATIONS[version:], start=version + 1):
-                db.run(migration)
-                db.run(
+                await db.run(migration)
+                await db.run(
                     "INSERT INTO meta (key, value) VALUES ('schema_version', %s) "
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (str(number),),
@@ -225,97 +342,118 @@ class PostgresStore(SharedQueries):
     def db(self) -> PostgresDatabase:
         return self._db
 
-    def close(self) -> None:
-        self._db.close()
+    async def close(self) -> None:
+        await self._db.close()
 
-    def transaction(self) -> AbstractContextManager[None]:
-        return self._db.transaction()
-
-    # ---- prompts ---------------------------------------------------------------------------
-
-    def _value(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+    async def _value(self, sql: str, params: Sequence[Any] | None = None) -> Any:
         """The first column of the one row a statement gives."""
-        row = self._db.run(sql, params).fetchone()
+        row = (await self._db.run(sql, params)).fetchone()
         assert row is not None, sql
         return row[0]
 
+    # ---- changes ---------------------------------------------------------------------------
+
+    async def create(
+        self,
+        record: PromptRecord,
+        record_json: str,
+        *,
+        owner: str,
+        person: str,
+        expires_ms: int,
+        link_hash: str | None,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent:
+        params = prompt_row(record, record_json, owner, person, expires_ms, link_hash)
+        row = await self._change(_CREATE, params, remember, CREATED, now_ms)
+        if row is None:  # the session's pending prompt is there (or another process's, just now)
+            in_the_way = await self.pending_in_session(person, record.session_key, record.agent_id)
+            raise pending_exists(in_the_way)
+        return StoredEvent(row[0], CREATED, record_json, person, record.id)
+
+    async def resolve(
+        self, record: PromptRecord, record_json: str, *, remember: Remember | None, now_ms: int
+    ) -> StoredEvent | None:
+        params = resolve_row(record, record_json, now_ms)
+        row = await self._change(_RESOLVE, params, remember, RESOLVED, now_ms)
+        return (
+            None if row is None else StoredEvent(row[0], RESOLVED, record_json, row[1], record.id)
+        )
+
+    async def _change(
+        self,
+        statements: dict[bool, str],
+        params: tuple,
+        remember: Remember | None,
+        type_: str,
+        now_ms: int,
+    ) -> Any:
+        kept = remember_row(remember, now_ms) if remember is not None else ()
+        found = await self._db.run(
+            statements[remember is not None], (*params, *kept, type_, now_ms, CHANNEL)
+        )
+        return found.fetchone()
+
     # ---- events ----------------------------------------------------------------------------
 
-    def newest_seq(self) -> int:
-        return self._value("SELECT seq FROM event_counter")
-
-    def append_event(
-        self, type_: str, record: PromptRecord, record_json: str, *, person: str, now_ms: int
-    ) -> StoredEvent:
-        """Within the caller's transaction, as its last statement: the counter row stays locked
-        until the commit, so no process's next event can become visible before this one."""
-        seq = self._value(
-            "WITH next AS (UPDATE event_counter SET seq = seq + 1 RETURNING seq) "
-            "INSERT INTO events (seq, type, prompt_id, person, created_ms, record) "
-            "SELECT next.seq, %s, %s, %s, %s, %s FROM next RETURNING seq",
-            (type_, record.id, person, now_ms, record_json),
-        )
-        self._db.run("SELECT pg_notify(%s, %s)", (CHANNEL, str(seq)))
-        return StoredEvent(seq, type_, record_json, person, record.id)
+    async def newest_seq(self) -> int:
+        return await self._value("SELECT seq FROM event_counter")
 
     @property
     def pruned_through(self) -> int:
         return self._pruned_through
 
-    def _read_pruned_through(self) -> int:
-        row = self._db.run("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
+    async def _read_pruned_through(self) -> int:
+        row = (await self._db.run("SELECT value FROM meta WHERE key = 'pruned_through'")).fetchone()
         return int(row[0]) if row else 0
-
-    # ---- idempotency -----------------------------------------------------------------------
-
-    def remember(self, scope: str, body: dict, request_hash: str, now_ms: int) -> None:
-        self._db.run(
-            "INSERT INTO idempotency (scope, body, created_ms, request_hash) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT (scope) DO UPDATE SET body = excluded.body, "
-            "created_ms = excluded.created_ms, request_hash = excluded.request_hash",
-            (scope, json.dumps(body), now_ms, request_hash),
-        )
 
     # ---- retention -------------------------------------------------------------------------
 
-    def prune_batch(
+    async def prune_batch(
         self, *, prompts_before_ms: int, events_before_ms: int, batch: int = PRUNE_BATCH
     ) -> int:
         """Like the SQLite store's, by one process at a time: another process pruning now
         makes this one a no-op (0)."""
-        db = self._db
         gone = 0
-        with db.transaction():
-            if not self._value("SELECT pg_try_advisory_xact_lock(%s)", (RETENTION_LOCK,)):
+        async with self._db.transaction() as db:
+            locked = await db.run("SELECT pg_try_advisory_xact_lock(%s)", (RETENTION_LOCK,))
+            if not locked.fetchone()[0]:
                 return 0
-            gone += db.run(
-                "DELETE FROM prompts WHERE n IN (SELECT n FROM prompts WHERE status <> 'pending' "
-                "AND resolved_ms < %s LIMIT %s)",
-                (prompts_before_ms, batch),
+            gone += (
+                await db.run(
+                    "DELETE FROM prompts WHERE n IN (SELECT n FROM prompts WHERE status <> "
+                    "'pending' AND resolved_ms < %s LIMIT %s)",
+                    (prompts_before_ms, batch),
+                )
             ).rowcount
-            last = self._value(
-                "SELECT MAX(seq) FROM (SELECT seq FROM events WHERE created_ms < %s "
-                "ORDER BY seq LIMIT %s) oldest",
-                (events_before_ms, batch),
-            )
+            last = (
+                await db.run(
+                    "SELECT MAX(seq) FROM (SELECT seq FROM events WHERE created_ms < %s "
+                    "ORDER BY seq LIMIT %s) oldest",
+                    (events_before_ms, batch),
+                )
+            ).fetchone()[0]
             if last is not None:
-                gone += db.run("DELETE FROM events WHERE seq <= %s", (last,)).rowcount
-                db.run(
+                gone += (await db.run("DELETE FROM events WHERE seq <= %s", (last,))).rowcount
+                await db.run(
                     "INSERT INTO meta (key, value) VALUES ('pruned_through', %s) ON CONFLICT "
                     "(key) DO UPDATE SET value = GREATEST(meta.value::bigint, "
                     "excluded.value::bigint)::text",
                     (str(last),),
                 )
-                db.run("SELECT pg_notify(%s, %s)", (CHANNEL, PRUNED))
-            gone += db.run(
-                "DELETE FROM idempotency WHERE scope IN (SELECT scope FROM idempotency "
-                "WHERE created_ms < %s LIMIT %s)",
-                (events_before_ms, batch),
+                await db.run("SELECT pg_notify(%s, %s)", (CHANNEL, PRUNED))
+            gone += (
+                await db.run(
+                    "DELETE FROM idempotency WHERE scope IN (SELECT scope FROM idempotency "
+                    "WHERE created_ms < %s LIMIT %s)",
+                    (events_before_ms, batch),
+                )
             ).rowcount
-        self._pruned_through = self._read_pruned_through()
+        self._pruned_through = await self._read_pruned_through()
         return gone
 
-    def reclaim_some(self) -> bool:
+    async def reclaim_some(self) -> bool:
         """PostgreSQL's autovacuum gives the space back."""
         return False
 
@@ -332,23 +470,23 @@ class PostgresStore(SharedQueries):
                     self._db.url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_SECONDS
                 ) as listener:
                     await listener.execute(f"LISTEN {CHANNEL}")
-                    self._heard(PRUNED, on_events, on_registry)
+                    self._pruned_through = await self._read_pruned_through()
                     on_registry()
-                    on_events(self.newest_seq())
+                    on_events(await self.newest_seq())
                     async for note in listener.notifies():
-                        self._heard(note.payload, on_events, on_registry)
+                        await self._heard(note.payload, on_events, on_registry)
             except asyncio.CancelledError:
                 raise
             except (psycopg.Error, ProtocolError, OSError) as exc:
                 log.warning("PostgreSQL: not hearing other gateways (%s); retrying", exc)
             await asyncio.sleep(RELISTEN_SECONDS)
 
-    def _heard(
+    async def _heard(
         self, payload: str, on_events: Callable[[int], None], on_registry: Callable[[], None]
     ) -> None:
         if payload == REGISTRY:
             on_registry()
         elif payload == PRUNED:
-            self._pruned_through = self._read_pruned_through()
+            self._pruned_through = await self._read_pruned_through()
         elif payload.isdigit():
             on_events(int(payload))

@@ -1,7 +1,8 @@
 """The statements both stores run alike, in the SQL SQLite and PostgreSQL share (`?`
 placeholders): each query of prompts, events and idempotency keys written once. Each store adds
-what differs — its schema and migrations, how an event gets its number, and how old rows are
-pruned."""
+what differs — its schema and migrations, how a change is committed (SQLite: a transaction of
+these statements; PostgreSQL: one statement built around them), how an event gets its number,
+and how old rows are pruned."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 
 from app.protocol import PromptRecord
 
-from .storage import Database, StoredEvent, StoredPrompt, pending_exists
+from .storage import Database, Remember, StoredEvent, StoredPrompt
 
 # One pending prompt per session (per person) is the unique index's rule, in both stores: a
 # create meets the prompt in its way here, without a read before every insert (#27), and a race
@@ -19,6 +20,26 @@ INSERT_PROMPT = (
     "expires_ms, record, link_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (person, session_key, agent_id) WHERE status = 'pending' DO NOTHING"
 )
+# First change wins: only a pending prompt moves, and the statement says whose it was.
+RESOLVE_PROMPT = (
+    "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
+    "WHERE id = ? AND status = 'pending' RETURNING person"
+)
+
+
+# An idempotency key's response is kept in these columns (remember_row's values), each store
+# replacing an older one its own way (a retention pass may have raced it).
+REMEMBER_COLUMNS = "idempotency (scope, body, created_ms, request_hash)"
+
+
+def resolve_row(record: PromptRecord, record_json: str, resolved_ms: int) -> tuple:
+    """RESOLVE_PROMPT's values."""
+    return (record.status, resolved_ms, record_json, record.id)
+
+
+def remember_row(remember: Remember, now_ms: int) -> tuple:
+    """An idempotency row's values: scope, body, created_ms, request_hash."""
+    return (remember.scope, json.dumps(remember.body), now_ms, remember.request_hash)
 
 
 def prompt_row(
@@ -51,88 +72,66 @@ class SharedQueries:
     def db(self) -> Database:
         raise NotImplementedError
 
+    async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
+        """The one row a statement gives, or None."""
+        return (await self.db.execute(sql, params)).fetchone()
+
     # ---- prompts ---------------------------------------------------------------------------
 
-    def insert(
-        self,
-        record: PromptRecord,
-        record_json: str,
-        *,
-        owner: str,
-        person: str,
-        expires_ms: int,
-        link_hash: str | None = None,
-    ) -> None:
-        inserted = self.db.execute(
-            INSERT_PROMPT, prompt_row(record, record_json, owner, person, expires_ms, link_hash)
-        ).rowcount
-        if not inserted:  # the session's pending prompt is there (or another process's, just now)
-            raise pending_exists(
-                self.pending_in_session(person, record.session_key, record.agent_id)
-            )
-
-    def prompt_of_link(self, link_hash: str) -> str | None:
-        row = self.db.execute("SELECT id FROM prompts WHERE link_hash = ?", (link_hash,)).fetchone()
+    async def prompt_of_link(self, link_hash: str) -> str | None:
+        row = await self._one("SELECT id FROM prompts WHERE link_hash = ?", (link_hash,))
         return row[0] if row else None
 
-    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
-        """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
-        None if it was not pending (the first change wins, whatever runs alongside)."""
-        row = self.db.execute(
-            "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
-            "WHERE id = ? AND status = 'pending' RETURNING person",
-            (record.status, resolved_ms, record_json, record.id),
-        ).fetchone()
-        return row[0] if row else None
-
-    def get(self, prompt_id: str) -> StoredPrompt | None:
-        row = self.db.execute(
+    async def get(self, prompt_id: str) -> StoredPrompt | None:
+        row = await self._one(
             "SELECT record, owner, person FROM prompts WHERE id = ?", (prompt_id,)
-        ).fetchone()
+        )
         if row is None:
             return None
         return StoredPrompt(PromptRecord.model_validate_json(row[0]), row[1], row[2])
 
-    def pending_in_session(self, person: str, session_key: str, agent_id: str | None) -> str | None:
-        row = self.db.execute(
+    async def pending_in_session(
+        self, person: str, session_key: str, agent_id: str | None
+    ) -> str | None:
+        row = await self._one(
             "SELECT id FROM prompts WHERE person = ? AND session_key = ? AND agent_id = ? "
             "AND status = 'pending'",
             (person, session_key, agent_id or ""),
-        ).fetchone()
+        )
         return row[0] if row else None
 
-    def pending_of_person(self, person: str) -> list[str]:
-        rows = self.db.execute(
+    async def pending_of_person(self, person: str) -> list[str]:
+        rows = await self.db.execute(
             "SELECT id FROM prompts WHERE person = ? AND status = 'pending' ORDER BY n", (person,)
         )
         return [r[0] for r in rows]
 
-    def pending_of_run(self, owner: str, run_id: str) -> list[str]:
-        rows = self.db.execute(
+    async def pending_of_run(self, owner: str, run_id: str) -> list[str]:
+        rows = await self.db.execute(
             "SELECT id FROM prompts WHERE owner = ? AND run_id = ? AND status = 'pending' "
             "ORDER BY n",
             (owner, run_id),
         )
         return [r[0] for r in rows]
 
-    def pending_deadlines(self) -> list[tuple[int, str]]:
-        rows = self.db.execute(
+    async def pending_deadlines(self) -> list[tuple[int, str]]:
+        rows = await self.db.execute(
             "SELECT expires_ms, id FROM prompts WHERE status = 'pending' ORDER BY expires_ms"
         )
         return [(r[0], r[1]) for r in rows]
 
-    def due(self, now_ms: int) -> list[str]:
+    async def due(self, now_ms: int) -> list[str]:
         """Pending prompts past their deadline, the earliest first. In the deadline index's
         order: ordered by creation, SQLite scanned every prompt kept (2.5 ms with 20,000, at
         each deadline)."""
-        rows = self.db.execute(
+        rows = await self.db.execute(
             "SELECT id FROM prompts WHERE status = 'pending' AND expires_ms <= ? "
             "ORDER BY expires_ms, n",
             (now_ms,),
         )
         return [r[0] for r in rows]
 
-    def list_json(
+    async def list_json(
         self,
         *,
         person: str,
@@ -150,29 +149,29 @@ class SharedQueries:
             where.append("session_key = ?")
             params.append(session_key)
         if before is not None:
-            row = self.db.execute(
+            row = await self._one(
                 "SELECT n FROM prompts WHERE id = ? AND person = ?", (before, person)
-            ).fetchone()
+            )
             if row is None:
                 return None
             where.append("n < ?")
             params.append(row[0])
         sql = "SELECT record FROM prompts WHERE " + " AND ".join(where) + " ORDER BY n DESC LIMIT ?"
         params.append(limit)
-        return [r[0] for r in self.db.execute(sql, params)]
+        return [r[0] for r in await self.db.execute(sql, params)]
 
     # ---- events ----------------------------------------------------------------------------
 
-    def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
-        rows = self.db.execute(
+    async def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
+        rows = await self.db.execute(
             "SELECT seq, type, record, person, prompt_id FROM events WHERE person = ? "
             "AND seq > ? ORDER BY seq LIMIT ?",
             (person, seq, limit),
         )
         return [StoredEvent(*r) for r in rows]
 
-    def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
-        rows = self.db.execute(
+    async def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
+        rows = await self.db.execute(
             "SELECT seq, type, record, person, prompt_id FROM events WHERE seq > ? "
             "ORDER BY seq LIMIT ?",
             (seq, limit),
@@ -181,10 +180,10 @@ class SharedQueries:
 
     # ---- idempotency -----------------------------------------------------------------------
 
-    def remembered(self, scope: str) -> tuple[dict, str] | None:
+    async def remembered(self, scope: str) -> tuple[dict, str] | None:
         """The response kept for a key, and the hash of the request that made it ('' for keys
         kept before requests were hashed)."""
-        row = self.db.execute(
+        row = await self._one(
             "SELECT body, request_hash FROM idempotency WHERE scope = ?", (scope,)
-        ).fetchone()
+        )
         return (json.loads(row[0]), row[1]) if row else None

@@ -5,12 +5,11 @@ postgres.py). The interface is storage.py's.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,25 @@ from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 
 from .checkpoints import Checkpointer
 from .ownership import Ownership
-from .queries import SharedQueries
-from .storage import PRUNE_BATCH, StoredEvent, StoredPrompt, StoreUnavailable
+from .queries import (
+    INSERT_PROMPT,
+    REMEMBER_COLUMNS,
+    RESOLVE_PROMPT,
+    SharedQueries,
+    prompt_row,
+    remember_row,
+    resolve_row,
+)
+from .storage import (
+    CREATED,
+    PRUNE_BATCH,
+    RESOLVED,
+    Remember,
+    StoredEvent,
+    StoredPrompt,
+    StoreUnavailable,
+    pending_exists,
+)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS prompts (
@@ -85,6 +101,9 @@ _PARTIAL_INDEXES = {
     "prompts_resolved": "(resolved_ms) WHERE status != 'pending'",
 }
 
+# Replaced, not updated: a key written again moves to the end of the table's order, which is
+# the order retention reads it in (_oldest_through).
+REMEMBER = f"INSERT OR REPLACE INTO {REMEMBER_COLUMNS} VALUES (?, ?, ?, ?)"
 WRITE_LOCK_WAIT_MS = 250
 WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024  # what a checkpoint truncates the WAL file back to
 RECLAIM_PAGES = 2000  # 8 MB of 4 KiB pages a step
@@ -116,27 +135,29 @@ def immediate(db: sqlite3.Connection) -> Iterator[None]:
 
 class SqliteDatabase:
     """The store's one connection, for the device registry and people (same file, same
-    loop)."""
+    loop). Its calls never wait: a coroutine of it runs to the end at once."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self.connection = db
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         return self.connection.execute(sql, params)
 
-    def transaction(self) -> AbstractContextManager[None]:
-        return immediate(self.connection)
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[SqliteDatabase]:
+        with immediate(self.connection):
+            yield self
 
-    @contextmanager
-    def transaction_if_free(self) -> Iterator[None]:
+    @asynccontextmanager
+    async def transaction_if_free(self) -> AsyncIterator[SqliteDatabase]:
         self.connection.execute("PRAGMA busy_timeout=0")
         try:
             with immediate(self.connection):
-                yield
+                yield self
         finally:
             self.connection.execute(f"PRAGMA busy_timeout={WRITE_LOCK_WAIT_MS}")
 
-    def announce_registry_change(self) -> None:
+    async def announce_registry_change(self) -> None:
         """One process owns the file: nobody else to tell."""
 
 
@@ -168,7 +189,6 @@ class PromptStore(SharedQueries):
         self._migrate()
         self._db_access = SqliteDatabase(self._db)
         self._recent: OrderedDict[str, StoredPrompt] = OrderedDict()  # least recent first
-        self._uncommitted: dict[str, StoredPrompt | None] = {}  # None: forget it
         row = self._db.execute("SELECT value FROM meta WHERE key = 'pruned_through'").fetchone()
         self._pruned_through = int(row[0]) if row else 0
         # Checkpoints happen on a thread of their own, never in a commit on the loop.
@@ -253,55 +273,24 @@ class PromptStore(SharedQueries):
         """The one connection, shared by the device registry and people (same file, loop)."""
         return self._db_access
 
-    def close(self) -> None:
+    async def close(self) -> None:
+        self.close_now()
+
+    def close_now(self) -> None:
+        """Close it from code that is not a coroutine (tests, tools)."""
         self._checkpointer.stop()
         self._db.close()
         self._ownership.release()
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """All or nothing; a storage failure becomes `StoreUnavailable`. The prompts it wrote
-        are kept as recent once it commits, not before."""
-        self._uncommitted.clear()
-        try:
-            with immediate(self._db):
-                yield
-        except BaseException:
-            self._uncommitted.clear()
-            raise
-        for prompt_id, stored in self._uncommitted.items():
-            self._recent.pop(prompt_id, None)
-            if stored is not None:
-                self._keep(stored)
-        self._uncommitted.clear()
-
     def _keep(self, stored: StoredPrompt) -> None:
         self._recent[stored.record.id] = stored
+        self._recent.move_to_end(stored.record.id)
         if len(self._recent) > RECENT_PROMPTS:
             self._recent.popitem(last=False)
 
-    # ---- prompts ---------------------------------------------------------------------------
+    # ---- changes ---------------------------------------------------------------------------
 
-    def get(self, prompt_id: str) -> StoredPrompt | None:
-        stored = self._recent.get(prompt_id)
-        if stored is not None:
-            self._recent.move_to_end(prompt_id)
-            return stored
-        stored = super().get(prompt_id)
-        if stored is not None and not self._db.in_transaction:  # only what is committed
-            self._keep(stored)
-        return stored
-
-    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
-        person = super().resolve(record, record_json, resolved_ms)
-        if person is not None:
-            kept = self._recent.get(record.id)
-            self._uncommitted[record.id] = (
-                StoredPrompt(record, kept.owner, person) if kept is not None else None
-            )
-        return person
-
-    def insert(
+    async def create(
         self,
         record: PromptRecord,
         record_json: str,
@@ -309,27 +298,43 @@ class PromptStore(SharedQueries):
         owner: str,
         person: str,
         expires_ms: int,
-        link_hash: str | None = None,
-    ) -> None:
-        super().insert(
-            record,
-            record_json,
-            owner=owner,
-            person=person,
-            expires_ms=expires_ms,
-            link_hash=link_hash,
-        )
-        self._uncommitted[record.id] = StoredPrompt(record, owner, person)
+        link_hash: str | None,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent:
+        db = self._db
+        with immediate(db):
+            row = prompt_row(record, record_json, owner, person, expires_ms, link_hash)
+            inserted = db.execute(INSERT_PROMPT, row).rowcount
+            if inserted:
+                if remember is not None:
+                    db.execute(REMEMBER, remember_row(remember, now_ms))
+                event = self._append_event(CREATED, record, record_json, person, now_ms)
+        if not inserted:  # the session's pending prompt is in the way
+            in_the_way = await self.pending_in_session(person, record.session_key, record.agent_id)
+            raise pending_exists(in_the_way)
+        self._keep(StoredPrompt(record, owner, person))  # committed: now it may be served
+        return event
 
-    # ---- events ----------------------------------------------------------------------------
+    async def resolve(
+        self, record: PromptRecord, record_json: str, *, remember: Remember | None, now_ms: int
+    ) -> StoredEvent | None:
+        db = self._db
+        with immediate(db):
+            row = db.execute(RESOLVE_PROMPT, resolve_row(record, record_json, now_ms)).fetchone()
+            if row is None:
+                return None
+            person = row[0]
+            if remember is not None:
+                db.execute(REMEMBER, remember_row(remember, now_ms))
+            event = self._append_event(RESOLVED, record, record_json, person, now_ms)
+        kept = self._recent.pop(record.id, None)
+        if kept is not None:
+            self._keep(StoredPrompt(record, kept.owner, person))
+        return event
 
-    def newest_seq(self) -> int:
-        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
-        newest = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
-        return max(newest, row[0] if row else 0)
-
-    def append_event(
-        self, type_: str, record: PromptRecord, record_json: str, *, person: str, now_ms: int
+    def _append_event(
+        self, type_: str, record: PromptRecord, record_json: str, person: str, now_ms: int
     ) -> StoredEvent:
         cur = self._db.execute(
             "INSERT INTO events (type, prompt_id, created_ms, record, person) "
@@ -339,29 +344,39 @@ class PromptStore(SharedQueries):
         assert cur.lastrowid is not None
         return StoredEvent(cur.lastrowid, type_, record_json, person, record.id)
 
+    # ---- prompts ---------------------------------------------------------------------------
+
+    async def get(self, prompt_id: str) -> StoredPrompt | None:
+        stored = self._recent.get(prompt_id)
+        if stored is not None:
+            self._recent.move_to_end(prompt_id)
+            return stored
+        stored = await super().get(prompt_id)
+        if stored is not None and not self._db.in_transaction:  # only what is committed
+            self._keep(stored)
+        return stored
+
+    # ---- events ----------------------------------------------------------------------------
+
+    async def newest_seq(self) -> int:
+        row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
+        newest = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
+        return max(newest, row[0] if row else 0)
+
     @property
     def pruned_through(self) -> int:
         return self._pruned_through
 
-    # ---- idempotency -----------------------------------------------------------------------
-
-    def remember(self, scope: str, body: dict, request_hash: str, now_ms: int) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO idempotency (scope, body, created_ms, request_hash) "
-            "VALUES (?, ?, ?, ?)",
-            (scope, json.dumps(body), now_ms, request_hash),
-        )
-
     # ---- retention -------------------------------------------------------------------------
 
-    def prune_batch(
+    async def prune_batch(
         self, *, prompts_before_ms: int, events_before_ms: int, batch: int = PRUNE_BATCH
     ) -> int:
         """One short transaction removing up to `batch` each of terminal prompts resolved before,
         and events and keys created before, the cutoffs; how many rows went. Call it until it
         returns less than `batch`, letting other work in between (#14: 300k rows once blocked
         start-up for seconds)."""
-        with self.transaction():
+        with immediate(self._db):
             gone = self._db.execute(
                 "DELETE FROM prompts WHERE n IN (SELECT n FROM prompts WHERE status != 'pending' "
                 "AND resolved_ms < ? LIMIT ?)",
@@ -406,7 +421,7 @@ class PromptStore(SharedQueries):
     ) -> None:
         """One process owns the file: no other process's changes to hear of."""
 
-    def reclaim_some(self, pages: int = RECLAIM_PAGES) -> bool:
+    async def reclaim_some(self, pages: int = RECLAIM_PAGES) -> bool:
         """Give up to `pages` free pages back to the file system, then shrink the WAL; True while
         free pages remain (so the caller can come back after letting other work run)."""
         if self._incremental:

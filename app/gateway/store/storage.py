@@ -3,17 +3,20 @@ one SQLite file (sqlite.py, the embedded default, for one process) or PostgreSQL
 number of gateway processes (postgres.py). Which one a process uses is chosen where it is
 assembled (`open_store` in api.py), not here: the interface knows neither.
 
-The gateway's core calls a `Store` synchronously on its event loop, one call at a time, so a
-check and the write that depends on it never interleave with another request of this process;
-across processes the database decides (a conditional UPDATE: first answer wins). The device
-registry and people run their few statements through the store's `Database`, written once in
-the SQL both dialects share (`?` placeholders).
+Every call is a coroutine (#42). SQLite's never wait (its file is local, its calls as quick as
+before), so the core runs them to the end without yielding the loop, and a check and the write
+that depends on it never interleave with another request of this process. PostgreSQL's wait for
+the network without holding the loop: other requests run meanwhile, as other processes' do,
+and the database decides (a conditional UPDATE: first answer wins). A change of a prompt is one
+call (`create`, `resolve`): its row, its idempotency key and its event, all or nothing, in one
+round trip where the database allows. The device registry and people run their few statements
+through the store's `Database`, written once in the SQL both dialects share (`?` placeholders).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -62,6 +65,15 @@ class StoredPrompt:
     person: str
 
 
+@dataclass(frozen=True, slots=True)
+class Remember:
+    """An idempotency key's response, kept with the change that made it."""
+
+    scope: str
+    body: dict
+    request_hash: str
+
+
 class Rows(Protocol):
     """What a statement gives back, in both drivers."""
 
@@ -75,23 +87,29 @@ class Rows(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
-class Database(Protocol):
-    """Statements and transactions in the SQL both dialects share (`?` placeholders)."""
+class Statements(Protocol):
+    """Statements in the SQL both dialects share (`?` placeholders); a statement's rows are all
+    fetched by the time it returns."""
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows: ...
+    async def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows: ...
 
-    def transaction(self) -> AbstractContextManager[None]:
-        """All or nothing; a storage failure becomes `StoreUnavailable`."""
-        ...
-
-    def transaction_if_free(self) -> AbstractContextManager[None]:
-        """As `transaction`, for a write that can wait for a later chance: a lock held by
-        someone else fails it at once (`StoreUnavailable`) instead of holding the loop."""
-        ...
-
-    def announce_registry_change(self) -> None:
+    async def announce_registry_change(self) -> None:
         """Within a transaction that changed devices, people or agent tokens: other gateway
         processes reload theirs once it commits (nothing to do for a file one process owns)."""
+        ...
+
+
+class Database(Statements, Protocol):
+    """Statements, and transactions of them."""
+
+    def transaction(self) -> AbstractAsyncContextManager[Statements]:
+        """All or nothing, on the `Statements` it gives (one connection); a storage failure
+        becomes `StoreUnavailable`."""
+        ...
+
+    def transaction_if_free(self) -> AbstractAsyncContextManager[Statements]:
+        """As `transaction`, for a write that can wait for a later chance: a lock held by
+        someone else fails it at once (`StoreUnavailable`) instead of waiting for it."""
         ...
 
 
@@ -101,14 +119,10 @@ class Store(Protocol):
     @property
     def db(self) -> Database: ...
 
-    def close(self) -> None: ...
+    async def close(self) -> None: ...
 
-    def transaction(self) -> AbstractContextManager[None]: ...
-
-    # prompts
-    def prompt_of_link(self, link_hash: str) -> str | None: ...
-
-    def insert(
+    # changes: each all or nothing
+    async def create(
         self,
         record: PromptRecord,
         record_json: str,  # the record as stored and served, encoded once by the caller
@@ -116,29 +130,40 @@ class Store(Protocol):
         owner: str,
         person: str,
         expires_ms: int,
-        link_hash: str | None = None,
-    ) -> None: ...
-
-    def resolve(self, record: PromptRecord, record_json: str, resolved_ms: int) -> str | None:
-        """Move a pending prompt to `record`'s terminal status: the person it belongs to, or
-        None if it was not pending (the first change wins, whatever runs alongside)."""
+        link_hash: str | None,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent:
+        """The new pending prompt, its key and its `prompt.created` event, committed: the event
+        to hand to the feed. `pending_exists` (nothing written) while its session has one."""
         ...
 
-    def get(self, prompt_id: str) -> StoredPrompt | None: ...
+    async def resolve(
+        self, record: PromptRecord, record_json: str, *, remember: Remember | None, now_ms: int
+    ) -> StoredEvent | None:
+        """Move a pending prompt to `record`'s terminal status, with its key and its
+        `prompt.resolved` event, committed: the event; None if it was not pending (the first
+        change wins, whatever runs alongside)."""
+        ...
 
-    def pending_in_session(
+    # prompts
+    async def prompt_of_link(self, link_hash: str) -> str | None: ...
+
+    async def get(self, prompt_id: str) -> StoredPrompt | None: ...
+
+    async def pending_in_session(
         self, person: str, session_key: str, agent_id: str | None
     ) -> str | None: ...
 
-    def pending_of_person(self, person: str) -> list[str]: ...
+    async def pending_of_person(self, person: str) -> list[str]: ...
 
-    def pending_of_run(self, owner: str, run_id: str) -> list[str]: ...
+    async def pending_of_run(self, owner: str, run_id: str) -> list[str]: ...
 
-    def pending_deadlines(self) -> list[tuple[int, str]]: ...
+    async def pending_deadlines(self) -> list[tuple[int, str]]: ...
 
-    def due(self, now_ms: int) -> list[str]: ...
+    async def due(self, now_ms: int) -> list[str]: ...
 
-    def list_json(
+    async def list_json(
         self,
         *,
         person: str,
@@ -151,21 +176,15 @@ class Store(Protocol):
         ...
 
     # events
-    def newest_seq(self) -> int:
+    async def newest_seq(self) -> int:
         """The newest event committed (by any process)."""
         ...
 
-    def append_event(
-        self, type_: str, record: PromptRecord, record_json: str, *, person: str, now_ms: int
-    ) -> StoredEvent:
-        """The event as stored: hand it to the feed once its transaction has committed."""
-        ...
-
-    def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
+    async def events_after(self, seq: int, limit: int, person: str) -> list[StoredEvent]:
         """`person`'s events after `seq`, oldest first."""
         ...
 
-    def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
+    async def events_since(self, seq: int, limit: int) -> list[StoredEvent]:
         """Everyone's events after `seq`, oldest first: what other processes committed."""
         ...
 
@@ -175,16 +194,14 @@ class Store(Protocol):
         ...
 
     # idempotency
-    def remembered(self, scope: str) -> tuple[dict, str] | None: ...
-
-    def remember(self, scope: str, body: dict, request_hash: str, now_ms: int) -> None: ...
+    async def remembered(self, scope: str) -> tuple[dict, str] | None: ...
 
     # retention
-    def prune_batch(
+    async def prune_batch(
         self, *, prompts_before_ms: int, events_before_ms: int, batch: int = PRUNE_BATCH
     ) -> int: ...
 
-    def reclaim_some(self) -> bool: ...
+    async def reclaim_some(self) -> bool: ...
 
     # other processes
     async def follow(

@@ -28,11 +28,11 @@ log = logging.getLogger("ask_user.gateway")
 # ---- devices and pairing (admin; pairing itself needs only the code) --------------------------
 
 
-def create_pairing(call: Call) -> dict:
+async def create_pairing(call: Call) -> dict:
     """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
     body: PairingRequest = call.body or PairingRequest()
-    person = call.auth.people.require(body.person_id or DEFAULT_PERSON_ID, "personId")
-    code, expires_ms = call.auth.registry.new_pairing(
+    person = await call.auth.people.require(body.person_id or DEFAULT_PERSON_ID, "personId")
+    code, expires_ms = await call.auth.registry.new_pairing(
         body.name, call.gateway.clock.now_ms(), person.id
     )
     url = body.gateway_url or call.state.public_url or call.own_url
@@ -41,17 +41,17 @@ def create_pairing(call: Call) -> dict:
     ).to_wire()
 
 
-def pair_device(call: Call) -> dict:
+async def pair_device(call: Call) -> dict:
     """No token: the pairing code is the credential. The token is shown only here."""
     body: PairDeviceRequest = call.body
-    device, token = call.auth.registry.pair(
+    device, token = await call.auth.registry.pair(
         body.code, body.name, call.client_address, call.gateway.clock.now_ms()
     )
     log.info("paired device %s (%s)", device.id, device.name)
     return PairedDevice(device_id=device.id, token=token, name=device.name).to_wire()
 
 
-def list_devices(call: Call) -> dict:
+async def list_devices(call: Call) -> dict:
     """Paired devices (not the tokens named in the environment)."""
     return DeviceList(
         devices=[
@@ -62,15 +62,15 @@ def list_devices(call: Call) -> dict:
                 created_at=to_datetime(d.created_ms),
                 last_seen_at=to_datetime(d.last_seen_ms) if d.last_seen_ms else None,
             )
-            for d in call.auth.registry.devices()
+            for d in await call.auth.registry.devices()
         ]
     ).to_wire()
 
 
-def revoke_device(call: Call) -> Response:
+async def revoke_device(call: Call) -> Response:
     """The device's token gets 401 from now on; a long-poll it has parked ends with 401."""
     device_id = call.params["device_id"]
-    if not call.auth.registry.revoke(device_id):
+    if not await call.auth.registry.revoke(device_id):
         raise ProtocolError(ErrorCode.NOT_FOUND, f"no device with id {device_id!r}")
     call.gateway.feed.device_revoked(device_id)
     log.info("revoked device %s", device_id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from urllib.parse import parse_qs
 
 from starlette.responses import HTMLResponse, Response
@@ -28,29 +28,33 @@ log = logging.getLogger("ask_user.gateway")
 # ---- answer links: a page for any browser (the token in the path is the credential) --------
 
 
-def answer_page(call: Call) -> Response:
+async def answer_page(call: Call) -> Response:
     """The prompt as a page with a form; `?choose=N` (one single-select question) shows that
     option with one confirm button. A GET never decides: link previews and mail scanners
     fetch links."""
-    return _link_page(call, lambda record, strings: _choice_state(call, record))
+
+    async def show(record: PromptRecord, strings: Strings) -> PageState:
+        return _choice_state(call, record)
+
+    return await _link_page(call, show)
 
 
-def answer_from_page(call: Call) -> Response:
+async def answer_from_page(call: Call) -> Response:
     """The page's form answers or dismisses, as a device would (first answer wins; the same
     form sent again is safe); `?choose=N` with no body answers with that option (what a
     notification's button sends)."""
 
-    def decide(record: PromptRecord, strings: Strings) -> PageState:
+    async def decide(record: PromptRecord, strings: Strings) -> PageState:
         gateway, token = call.gateway, call.params["token"]
         choice = _choice_state(call, record)
         if choice.choose is not None:
             label = record.questions[0].options[choice.choose - 1].label
-            gateway.answer_by_link(token, {record.questions[0].id: [label]}, choice.attempt)
+            await gateway.answer_by_link(token, {record.questions[0].id: [label]}, choice.attempt)
             return PageState(notice=strings("link_sent"))
         form = _form(call.raw)
         attempt = (form.get("attempt") or [""])[0][:64] or secrets.token_urlsafe(9)
         if (form.get("action") or [""])[0] == "dismiss":
-            gateway.dismiss_by_link(token, attempt)
+            await gateway.dismiss_by_link(token, attempt)
             return PageState(notice=strings("link_dismissed"))
         selection = _form_selection(record, form)
         chosen = {qid: list(a.chosen) for qid, a in selection.items()}
@@ -60,14 +64,14 @@ def answer_from_page(call: Call) -> Response:
             raise _Refill(PageState(strings("link_missing", questions=listed), chosen, other))
         answers = {qid: a.values() for qid, a in selection.items()}
         try:
-            gateway.answer_by_link(token, answers, attempt)
+            await gateway.answer_by_link(token, answers, attempt)
         except ProtocolError as exc:
             if exc.code != ErrorCode.INVALID_ANSWER:
                 raise
             raise _Refill(PageState(exc.message, chosen, other), 422) from None
         return PageState(notice=strings("link_sent"))
 
-    return _link_page(call, decide)
+    return await _link_page(call, decide)
 
 
 class _Refill(Exception):
@@ -77,21 +81,23 @@ class _Refill(Exception):
         self.state, self.status = state, status
 
 
-def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState]) -> Response:
+async def _link_page(
+    call: Call, decide: Callable[[PromptRecord, Strings], Awaitable[PageState]]
+) -> Response:
     """Find the prompt of the link (a wrong token counts against the address, like a pairing
     code), let `decide` act, and render what is true now; every outcome is a page."""
     strings = Strings(language_of(header(call.scope, b"accept-language")))
     gateway, token = call.gateway, call.params["token"]
     guesses, now = call.state.link_guesses, gateway.clock.now_ms()
     action = LINK_PATH.format(token=token)
-    record = gateway.prompt_of_link(token)
+    record = await gateway.prompt_of_link(token)
     status, state = 200, PageState()
     try:
         if record is None:
             guesses.refuse_when_limited(call.client_address, now)
             guesses.failed(call.client_address, now)
             raise ProtocolError(ErrorCode.NOT_FOUND, strings("link_unknown"))
-        state = decide(record, strings)
+        state = await decide(record, strings)
     except _Refill as refill:
         status, state = refill.status, refill.state
     except ProtocolError as exc:
@@ -103,7 +109,7 @@ def _link_page(call: Call, decide: Callable[[PromptRecord, Strings], PageState])
         else:
             state = PageState(exc.message)
     if record is not None:
-        record = gateway.prompt_of_link(token)  # as it is now
+        record = await gateway.prompt_of_link(token)  # as it is now
         if not state.attempt:
             state.attempt = secrets.token_urlsafe(9)
     left = record.seconds_left(now) if record is not None else 0.0

@@ -14,11 +14,11 @@ log = logging.getLogger("ask_user.gateway")
 # ---- meta ------------------------------------------------------------------------------------
 
 
-def health(call: Call) -> dict:
+async def health(call: Call) -> dict:
     """200 without a token (HEAD too), for load balancers and benchmarks."""
     return {"status": "ok"}
 
 
-def openapi(call: Call) -> Response:
+async def openapi(call: Call) -> Response:
     """This table as an OpenAPI 3.1 document."""
     return Response(call.state.schema, media_type="application/json")

@@ -28,33 +28,33 @@ def _person(row: PersonRow) -> Person:
     return Person(person_id=row.id, name=row.name, created_at=created)
 
 
-def add_person(call: Call) -> dict:
+async def add_person(call: Call) -> dict:
     """A person of the team: their agents' prompts reach only their devices."""
     body: PersonRequest = call.body
-    person = call.auth.people.add(body.name, call.gateway.clock.now_ms())
+    person = await call.auth.people.add(body.name, call.gateway.clock.now_ms())
     log.info("added person %s", person.id)
     return _person(person).to_wire()
 
 
-def list_people(call: Call) -> dict:
+async def list_people(call: Call) -> dict:
     """Everyone, the default person (the environment's and tokens.json's tokens) first."""
-    return PersonList(people=[_person(row) for row in call.auth.people.all()]).to_wire()
+    return PersonList(people=[_person(row) for row in await call.auth.people.all()]).to_wire()
 
 
-def remove_person(call: Call) -> Response:
+async def remove_person(call: Call) -> Response:
     """Their pending prompts are cancelled (their agents stop waiting), then their agent
     tokens and devices stop at once: a long-poll parked by one of them ends with 401."""
     person_id, people = call.params["person_id"], call.auth.people
-    people.removable(person_id)
-    call.gateway.cancel_person(person_id, reason="person-removed")
-    for device_id in people.remove(person_id, call.auth.registry):
+    await people.removable(person_id)
+    await call.gateway.cancel_person(person_id, reason="person-removed")
+    for device_id in await people.remove(person_id, call.auth.registry):
         call.gateway.feed.device_revoked(device_id)
     log.info("removed person %s", person_id)
     return Response(status_code=204)
 
 
-def new_agent_token(call: Call) -> dict:
+async def new_agent_token(call: Call) -> dict:
     """One more agent token of the person: shown only here, stored hashed."""
     person_id = call.params["person_id"]
-    token = call.auth.people.new_agent_token(person_id, call.gateway.clock.now_ms())
+    token = await call.auth.people.new_agent_token(person_id, call.gateway.clock.now_ms())
     return AgentToken(token=token, person_id=person_id).to_wire()

@@ -28,39 +28,39 @@ log = logging.getLogger("ask_user.gateway")
 # ---- agent -----------------------------------------------------------------------------------
 
 
-def create_prompt(call: Call) -> Response:
+async def create_prompt(call: Call) -> Response:
     """201 with the new record, or 200 with the one an earlier try of this requestId made."""
     ensure_main_session(call.body)
-    record, created = call.gateway.create(call.owner, call.person, call.body)
+    record, created = await call.gateway.create(call.owner, call.person, call.body)
     return record_response(record, 201 if created else 200)
 
 
-def prompt_result(call: Call) -> Page | Later:
+async def prompt_result(call: Call) -> Page | Later:
     """The tool result once the prompt is terminal; `{"status": "pending"}` if `wait` passes."""
     # A wait parks as a `Later`, answered by the connection like a device's poll (#27).
-    return call.gateway.result_wait(call.owner, call.params["prompt_id"], call.query.wait)
+    return await call.gateway.result_wait(call.owner, call.params["prompt_id"], call.query.wait)
 
 
-def cancel_prompt(call: Call) -> dict:
+async def cancel_prompt(call: Call) -> dict:
     """Cancel a pending prompt: its agent's run stopped."""
     reason = call.body.reason if call.body else None
-    return call.gateway.cancel(call.owner, call.params["prompt_id"], reason).to_wire()
+    return (await call.gateway.cancel(call.owner, call.params["prompt_id"], reason)).to_wire()
 
 
-def cancel_run(call: Call) -> dict:
+async def cancel_run(call: Call) -> dict:
     """Cancel every pending prompt of a run."""
     reason = call.body.reason if call.body and call.body.reason else "run-abort"
-    return {"cancelled": call.gateway.cancel_run(call.owner, call.params["run_id"], reason)}
+    return {"cancelled": await call.gateway.cancel_run(call.owner, call.params["run_id"], reason)}
 
 
 # ---- device ----------------------------------------------------------------------------------
 
 
-def list_prompts(call: Call) -> Page:
+async def list_prompts(call: Call) -> Page:
     """A snapshot, newest first, and the cursor to long-poll from after it."""
     gateway, query = call.gateway, call.query
-    gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
-    records = gateway.store.list_json(
+    await gateway.expire_due(gateway.clock.now_ms())  # the snapshot shows nothing past its time
+    records = await gateway.store.list_json(
         person=call.person,
         pending_only=query.status == "pending",
         session_key=query.session_key,
@@ -72,27 +72,26 @@ def list_prompts(call: Call) -> Page:
     return Page(prompt_list(records, gateway.feed.head, gateway.server_time()))
 
 
-def get_prompt(call: Call) -> dict:
+async def get_prompt(call: Call) -> dict:
     """One prompt's record."""
-    return call.gateway.get(call.params["prompt_id"], call.person).to_wire()
+    return (await call.gateway.get(call.params["prompt_id"], call.person)).to_wire()
 
 
-def prompt_text(call: Call) -> Response:
+async def prompt_text(call: Call) -> Response:
     """The prompt as readable text, for channels without buttons."""
-    return PlainTextResponse(
-        render_prompt_text(call.gateway.get(call.params["prompt_id"], call.person).questions)
-    )
+    record = await call.gateway.get(call.params["prompt_id"], call.person)
+    return PlainTextResponse(render_prompt_text(record.questions))
 
 
-def events(call: Call) -> Page | Parked:
+async def events(call: Call) -> Page | Parked:
     """The long-poll: events after the cursor, at once or when the next one is appended (only
     the events of the device's person); 401 at once when the device is revoked meanwhile."""
     # A parked poll is answered with the page shared by every poll parked at its cursor;
     # thousands wait at once, each holding only what its Parked keeps (#8).
     gateway, query = call.gateway, call.query
-    return gateway.feed.poll(
+    return await gateway.feed.poll(
         call.person,
-        _cursor(query.after, gateway),
+        await _cursor(query.after, gateway),
         query.limit,
         query.wait,
         call.caller,
@@ -100,12 +99,12 @@ def events(call: Call) -> Page | Parked:
     )
 
 
-def _cursor(value: str | None, gateway: Gateway) -> int:
+async def _cursor(value: str | None, gateway: Gateway) -> int:
     if value is None:
         return gateway.feed.head
     seq = int(value)  # ASCII digits: EventsQuery checked them
     if seq > gateway.feed.head:  # given by another gateway process, ahead of what this one heard
-        gateway.catch_up()
+        await gateway.catch_up()
     if seq < gateway.store.pruned_through or seq > gateway.feed.head:
         raise ProtocolError(
             ErrorCode.CURSOR_EXPIRED,
@@ -115,25 +114,25 @@ def _cursor(value: str | None, gateway: Gateway) -> int:
     return seq
 
 
-def answer_prompt(call: Call) -> dict:
+async def answer_prompt(call: Call) -> dict:
     """First answer wins; the same idempotencyKey again gets the original 200."""
     body: AnswerRequest = call.body
-    return call.gateway.answer(
+    return await call.gateway.answer(
         call.params["prompt_id"], call.person, body.answers, body.device_id, body.idempotency_key
     )
 
 
-def dismiss_prompt(call: Call) -> dict:
+async def dismiss_prompt(call: Call) -> dict:
     """The person declined: the agent gets no_answer."""
     body: DismissRequest = call.body or DismissRequest()
-    return call.gateway.dismiss(
+    return await call.gateway.dismiss(
         call.params["prompt_id"], call.person, body.device_id, body.idempotency_key
     )
 
 
-def reply_to_prompt(call: Call) -> dict:
+async def reply_to_prompt(call: Call) -> dict:
     """A plain-text reply from a channel, read by the contract's rules."""
     body: ReplyRequest = call.body
-    return call.gateway.reply(
+    return await call.gateway.reply(
         call.params["prompt_id"], call.person, body.text, body.device_id, body.idempotency_key
     )
