@@ -238,7 +238,7 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
             timeout=60,
         )
     finally:
-        held.close()
+        held.close_now()
     assert refused.returncode == 2, refused.stdout + refused.stderr
     assert (
         f"error: the embedded gateway cannot start: another gateway (process {os.getpid()}) "
