@@ -93,7 +93,7 @@ def _measure(
     return {"cycles_per_s": round(rate, 1), "answer_to_agent": percentiles(samples)}
 
 
-def _through(url: str, port: int) -> str:
+def through(url: str, port: int) -> str:
     """The same database, reached at `port` (the proxy)."""
     parts = urlsplit(url)
     netloc = parts.netloc.rsplit(":", 1)[0] + f":{port}"
@@ -173,7 +173,7 @@ async def pgnet(
             url = postgres.new_database(admin_url, name)
             for delay in delays_ms:
                 with DelayProxy(urlsplit(url).port or 5432, delay / 1000) as port:
-                    far = _through(url, port)
+                    far = through(url, port)
                     gateways = [GatewayProcess(far)]
                     try:
                         for processes in (1, 2):

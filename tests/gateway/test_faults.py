@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sqlite3
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -143,3 +144,37 @@ def test_a_locked_table_holds_only_the_requests_that_need_it(tmp_path, database_
         assert gateway.create()["status"] == "pending"  # and the next one goes through
     finally:
         gateway.stop()
+
+
+def test_a_wait_hears_an_answer_that_landed_while_its_read_was_on_the_wire(tmp_path, database_url):
+    """#42: a result wait is decided on a read of the store; with the database across a link
+    (2 ms each way here) an answer can commit between that read and the wait's start. Each of
+    40 waits, sent just behind an answer, ends with the answer rather than sleeping through
+    its 60 s."""
+    from urllib.parse import urlsplit
+
+    from tests.bench.delay_proxy import DelayProxy
+    from tests.bench.pgnet_bench import through
+
+    with DelayProxy(urlsplit(database_url).port or 5432, 0.002) as port:
+        far = through(database_url, port)
+        gateway = start_gateway(tmp_path / "gateway", database_url=far)
+        try:
+            with (
+                client(gateway.url, AGENT_TOKEN, timeout=90) as waiter,
+                ThreadPoolExecutor(1) as pool,
+            ):
+                answer = {"answers": {"deploy_target": ["Staging"]}}
+                for n in range(40):
+                    prompt_id = gateway.create(sessionKey=f"s{n}")["id"]
+                    answering = pool.submit(
+                        gateway.device.post, f"/v1/prompts/{prompt_id}/answer", json=answer
+                    )
+                    # The wait sent 0-9 ms behind the answer: some read while it commits.
+                    time.sleep((n % 10) / 1000)
+                    path = f"/v1/prompts/{prompt_id}/result"
+                    result = waiter.get(path, params={"wait": 60}, timeout=30)
+                    assert result.json()["status"] == "answered"
+                    assert answering.result(timeout=30).status_code == 200
+        finally:
+            gateway.stop()

@@ -205,6 +205,12 @@ class EventFeed:
         if self._closing:
             parked.settle(None)
             return
+        person, cursor, limit = parked.key
+        if cursor < self.head:  # events came while its page was read from the store (#42)
+            held = self._held_after(person, cursor, limit)
+            if held is None or held[0]:  # some are its person's (or cannot tell): answer now
+                parked.settle(self._page(*held) if held is not None else None)
+                return
         self._parked.setdefault(parked.key[0], {}).setdefault(parked.key, set()).add(parked)
         if (device_id := parked.device_id) is not None:
             self._of_device.setdefault(device_id, set()).add(parked)

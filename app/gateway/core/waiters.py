@@ -10,6 +10,7 @@ and a registration never race with a notification. (Device polls wait in feed.py
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -17,6 +18,8 @@ from app.protocol import PromptRecord
 
 from . import eager
 from .feed import Later, Outcome, Page
+
+RESOLVED_LATELY = 4096  # far more than resolve between a read and the wait it decides
 
 # A woken wait's answer: from the record that resolved its prompt, or (None: its deadline, the
 # gateway's stop, another process's change) from the store.
@@ -31,11 +34,21 @@ class _Waiting:
 
 
 class Waiters:
+    """Who waits for which prompt. A wait is decided on a read of the store; with PostgreSQL
+    the prompt may be resolved between that read and the wait's start (the read waited for the
+    network, #42), so the prompts resolved lately are remembered, and a wait for one of them
+    ends as it starts instead of missing its wake-up."""
+
     def __init__(self) -> None:
         self._results: dict[str, set[_Waiting]] = {}
+        self._resolved_lately: OrderedDict[str, None] = OrderedDict()
         self.closing = False  # the gateway is stopping: nothing waits any more
 
     def add(self, prompt_id: str, waiting: _Waiting) -> None:
+        """Wait for `prompt_id`; woken at once if it was resolved lately."""
+        if prompt_id in self._resolved_lately:
+            waiting.wake(None)
+            return
         self._results.setdefault(prompt_id, set()).add(waiting)
 
     def discard(self, prompt_id: str, waiting: _Waiting) -> None:
@@ -67,6 +80,10 @@ class Waiters:
 
     def prompt_resolved(self, prompt_id: str, record: PromptRecord | None = None) -> None:
         """`record`: the prompt as it was resolved (None: read it again)."""
+        lately = self._resolved_lately
+        lately[prompt_id] = None
+        if len(lately) > RESOLVED_LATELY:
+            lately.popitem(last=False)
         for waiting in self._results.pop(prompt_id, ()):
             waiting.wake(record)
 
@@ -112,6 +129,8 @@ class ResultWait(_Waiting, Later):
             self.wake(None)
             return
         self._waiters.add(self.prompt_id, self)
+        if self._deliver is None:  # resolved lately: answered as it was added
+            return
         loop = asyncio.get_running_loop()
         self._timer = loop.call_later(self._timeout, self.wake, None)
 

@@ -219,6 +219,12 @@ class PostgresDatabase:
     async def open(self) -> None:
         """Fail at start-up, not on the first request, when the database cannot be reached."""
         try:
+            # One connection first, so what is wrong (the address, the role, the password) is
+            # said as PostgreSQL says it, not as a pool that did not fill in time.
+            probe = await psycopg.AsyncConnection.connect(
+                self.url, connect_timeout=CONNECT_TIMEOUT_SECONDS
+            )
+            await probe.close()
             await self.pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS * 2)
         except psycopg.Error as exc:
             await self.pool.close()
