@@ -83,12 +83,29 @@ def _measure(
     for i, share in enumerate(s for s in shares if s):
         url = gateways[i % len(gateways)].url
         jobs.append(pool.submit(_load_process, url, url, share, seconds, f"{tag}{i}"))
+    busy_before = _machine_busy()
     rate, samples = 0.0, []
     for job in jobs:
         job_rate, job_samples = job.result()
         rate += job_rate
         samples += job_samples
-    return {"cycles_per_s": round(rate, 1), "answer_to_agent": percentiles(samples)}
+    busy_after = _machine_busy()
+    busy, total = busy_after[0] - busy_before[0], busy_after[1] - busy_before[1]
+    return {
+        "cycles_per_s": round(rate, 1),
+        "answer_to_agent": percentiles(samples),
+        # The whole machine's (load, gateways, PostgreSQL, proxy): near 1, a second gateway
+        # process has no core to run on, whatever the gateway does.
+        "machine_cpu_busy": round(busy / total, 2) if total else None,
+    }
+
+
+def _machine_busy() -> tuple[int, int]:
+    """CPU ticks busy and in all, over every core, from /proc/stat."""
+    with open("/proc/stat") as stat:
+        fields = [int(f) for f in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields) - idle, sum(fields)
 
 
 def through(url: str, port: int) -> str:
