@@ -18,7 +18,8 @@ from pathlib import Path
 
 from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
-EMBEDDED_MARK = "embedded_gateway"
+EMBEDDED_MARK = "embedded_gateway"  # the device token the app gave itself for it
+EMBEDDED_URL = "embedded_gateway_url"  # where it last listened
 DEFAULT_WEB_PORT = 8550
 
 
@@ -82,11 +83,40 @@ class AppGateway:
     notice: str | None = None  # shown in the app too: something the person should know
 
 
-def start_embedded_gateway(store, port: int, web_app_url: str | None = None) -> AppGateway:
+def uses_embedded_gateway(store, saved) -> bool:
+    """Whether this device still uses the gateway the app embeds: with the token the app gave
+    it, or paired with it by a code (a browser pairing with the app's own gateway, #44), which
+    leaves its address. Once paired with another gateway, that one is kept."""
+    mark = store.get_meta(EMBEDDED_MARK)
+    if mark == "1" or (mark and mark == saved.token):  # "1": before device tokens were minted
+        return True
+    if not saved.gateway_url or mark in (None, "0"):  # never embedded, or named by the env
+        return False
+    # Before the address was kept, the gateway's own note of it (gateway.json) says the same.
+    return saved.gateway_url in (store.get_meta(EMBEDDED_URL), _local_gateway_url())
+
+
+def _local_gateway_url() -> str | None:
+    """Where the gateway of this machine's data folder last said it listens."""
+    import json
+
+    from app.protocol.local_gateway import LOCAL_INFO_FILE, default_data_dir
+
+    try:
+        url = json.loads((default_data_dir() / LOCAL_INFO_FILE).read_text()).get("localUrl")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return url if isinstance(url, str) else None
+
+
+def start_embedded_gateway(
+    store, port: int, web_app_url: str | None = None, keep_paired: bool = False
+) -> AppGateway:
     """Start the gateway inside this process and point the device at it; or, when a gateway
     already runs on the same data directory (`python -m app gateway`, another window of this
     app), use that one: two gateways on one SQLite file would not hear each other.
-    `web_app_url`: where this app is served in a browser, for `pair` to print a browser's link."""
+    `web_app_url`: where this app is served in a browser, for `pair` to print a browser's link;
+    `keep_paired`: this device paired with that gateway, so it keeps the token it was given."""
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
     from app.gateway.config import (
         DB_FILE,
@@ -105,7 +135,7 @@ def start_embedded_gateway(store, port: int, web_app_url: str | None = None) -> 
         running = _running_gateway(data_dir, tokens.device[0])
         if running is None:
             raise ConfigError(str(exc)) from exc
-        _point_device_at(store, running, tokens.device[0])
+        _point_device_at(store, running, tokens.device[0], keep_paired)
         return AppGateway(
             running,
             tokens.file,
@@ -123,7 +153,7 @@ def start_embedded_gateway(store, port: int, web_app_url: str | None = None) -> 
     gateway = EmbeddedGateway(config).start()
     # Agents, `ask-user mcp` and `pair` find it here, where it really listens.
     write_local_info(data_dir, gateway.url, web_app_url)
-    _point_device_at(store, gateway.url, tokens.device[0])
+    _point_device_at(store, gateway.url, tokens.device[0], keep_paired)
     if port == 0:
         notice = (
             f"Port {wanted} was taken by another program, so this gateway is on "
@@ -134,33 +164,45 @@ def start_embedded_gateway(store, port: int, web_app_url: str | None = None) -> 
     )
 
 
-def _point_device_at(store, url: str, token: str) -> None:
-    """This device uses the gateway at `url`, and comes back to it while it still does."""
+def _point_device_at(store, url: str, token: str, keep_paired: bool = False) -> None:
+    """This device uses the gateway at `url`, and comes back to it while it still does. A
+    device paired with it keeps the token its pairing gave it (the same data, whatever the
+    port); otherwise it uses the gateway's own device token."""
     from app.device import Settings
 
-    name = Settings.load(store).device_name or socket.gethostname()
+    saved = Settings.load(store)
+    if keep_paired and saved.token not in ("", token) and _accepted(url, saved.token):
+        token = saved.token
+    name = saved.device_name or socket.gethostname()
     Settings(gateway_url=url, token=token, device_name=name).save(store)
     store.set_meta(EMBEDDED_MARK, token)
+    store.set_meta(EMBEDDED_URL, url)
+
+
+def _accepted(url: str, device_token: str) -> bool:
+    """Whether the gateway at `url` takes this device token (not revoked meanwhile)."""
+    import httpx
+
+    try:
+        answer = httpx.get(
+            f"{url}/v1/prompts",
+            params={"limit": 1},
+            headers={"Authorization": f"Bearer {device_token}"},
+            timeout=5,
+        )
+    except httpx.HTTPError:
+        return False
+    return answer.status_code == 200
 
 
 def _running_gateway(data_dir: Path, device_token: str) -> str | None:
     """The address of the gateway serving `data_dir`, when it answers this device's token."""
-    import httpx
-
     from app.gateway.config import read_local_info
 
     url = read_local_info(data_dir).get("localUrl")
     if not isinstance(url, str):
         return None
-    try:
-        answer = httpx.get(
-            f"{url}/v1/prompts",
-            headers={"Authorization": f"Bearer {device_token}"},
-            timeout=5,
-        )
-    except httpx.HTTPError:
-        return None
-    return url if answer.status_code == 200 else None
+    return url if _accepted(url, device_token) else None
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -185,16 +227,14 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         named.save(store)
         store.set_meta(EMBEDDED_MARK, "0")
     saved = Settings.load(store)
-    # The embedded gateway comes back only while this device still uses it: once paired with
-    # another gateway, that one is kept. ("1" marked it before device tokens were minted.)
-    embedded = store.get_meta(EMBEDDED_MARK) in ("1", saved.token)
+    embedded = uses_embedded_gateway(store, saved)
     options = AppOptions()
     if not args.no_gateway and (not saved.gateway_url or embedded):
         from app.gateway.config import ConfigError
 
         try:
             web_app_url = _web_app_url(args) if _web(args) else None
-            local = start_embedded_gateway(store, args.gateway_port, web_app_url)
+            local = start_embedded_gateway(store, args.gateway_port, web_app_url, embedded)
         except ConfigError as exc:
             store.close()
             print(f"error: the embedded gateway cannot start: {exc}", file=sys.stderr)

@@ -244,3 +244,67 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
         f"error: the embedded gateway cannot start: another gateway (process {os.getpid()}) "
         f"is using {gateway_dir}:" in refused.stderr
     ), refused.stderr
+
+
+def test_pairing_the_app_with_its_own_gateway_keeps_that_gateway_across_restarts(tmp_path):
+    """#44 (1): `python -m app`, then `python -m app pair`, its Browser link, Pair: the next
+    `python -m app` starts the embedded gateway again (it started none, and the app said it
+    was offline), and the device keeps the token its pairing gave it."""
+    import json
+    import re
+    import sys
+
+    import httpx
+
+    from app.device import LocalStore, Settings
+    from app.device.paths import STORE_FILE
+    from app.protocol import PairLink, parse_link
+    from tests.support import free_port, wait_until
+
+    gateway_dir, app_dir = tmp_path / "gateway", tmp_path / "app"
+    env = _environment(app_dir, gateway_dir)
+    info = gateway_dir / "gateway.json"
+    command = [sys.executable, "-m", "app", "--web", "--gateway-port", str(free_port())]
+
+    def started(log: Path) -> subprocess.Popen:
+        info.unlink(missing_ok=True)
+        app = subprocess.Popen(
+            [*command, "--port", str(free_port())],
+            env=env,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
+        )
+        wait_until(lambda: "Point an agent at it" in log.read_text(), timeout=60)
+        return app
+
+    first = started(tmp_path / "first.log")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "app", "pair"], env=env, capture_output=True, text=True
+        )
+        link = parse_link(re.search(r"^Browser:\s+(\S+)$", done.stdout, re.M).group(1))
+        assert isinstance(link, PairLink), done.stdout
+        paired = httpx.post(
+            f"{link.gateway_url}/v1/devices", json={"code": link.code, "name": "Browser"}
+        )
+        assert paired.status_code == 201, paired.text
+    finally:
+        _stop(first)
+    token = paired.json()["token"]
+    store = LocalStore(app_dir / STORE_FILE)  # what the app's Pair keeps (DeviceCore.pair)
+    Settings(link.gateway_url, token, "Browser").save(store)
+    store.close()
+
+    second = started(tmp_path / "second.log")
+    try:
+        said = (tmp_path / "second.log").read_text()
+        url = json.loads(info.read_text())["localUrl"]
+        assert f"Embedded gateway on {url}" in said, said
+        store = LocalStore(app_dir / STORE_FILE)
+        kept = Settings.load(store)
+        store.close()
+        assert (kept.gateway_url, kept.token, kept.device_name) == (url, token, "Browser")
+        answer = httpx.get(f"{url}/v1/prompts", headers={"Authorization": f"Bearer {token}"})
+        assert answer.status_code == 200, answer.text
+    finally:
+        _stop(second)
