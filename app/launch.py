@@ -72,6 +72,13 @@ def port_free(host: str, port: int) -> bool:
     return True
 
 
+def free_port(host: str) -> int:
+    """A port nothing listens on now, chosen by the system."""
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 @dataclasses.dataclass(frozen=True)
 class AppGateway:
     """The gateway this app and the agents on this machine use, and what to tell the person."""
@@ -218,6 +225,9 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     from app.ui.run import ASSETS_DIR, main, set_launch_options
     from app.ui.state import AppOptions
 
+    web_port_taken = _web(args) and not port_free(args.host, args.port)
+    if web_port_taken:  # as the embedded gateway does: another port, and say so (#44)
+        wanted, args.port = args.port, free_port(args.host)
     store = LocalStore(app_data_dir() / STORE_FILE)
     agent_url = os.environ.get(GATEWAY_URL_ENV)
     agent_token = os.environ.get(AGENT_TOKEN_ENV)
@@ -272,6 +282,8 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), stopped)
     if _web(args):
+        if web_port_taken:
+            print(f"Port {wanted} was taken by another program, so the app is on another port.")
         print(f"Ask User is at http://{args.host}:{args.port}", flush=True)
         serve_web(main, args.host, args.port, str(ASSETS_DIR))
     else:

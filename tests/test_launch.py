@@ -308,3 +308,49 @@ def test_pairing_the_app_with_its_own_gateway_keeps_that_gateway_across_restarts
         assert answer.status_code == 200, answer.text
     finally:
         _stop(second)
+
+
+def test_a_taken_web_port_gives_the_app_another_and_says_so(tmp_path):
+    """#44 (4): with the web port taken by another program the app printed that program's
+    address as its own, then a raw `Errno 98`, and exited 3; now it takes a free port, says so,
+    and serves there (and `pair` finds it there)."""
+    import json
+    import re
+    import sys
+
+    import httpx
+
+    from tests.support import free_port, wait_until
+
+    gateway_dir = tmp_path / "gateway"
+    env = _environment(tmp_path / "app", gateway_dir)
+    taken = socket.create_server(("127.0.0.1", 0))
+    taken_port = taken.getsockname()[1]
+    log = tmp_path / "app.log"
+    app = subprocess.Popen(
+        [sys.executable, "-m", "app", "--web", "--port", str(taken_port), "--gateway-port",
+         str(free_port())],
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        wait_until(lambda: "Ask User is at" in log.read_text(), timeout=60)
+        said = log.read_text()
+        assert f"Port {taken_port} was taken by another program" in said, said
+        port = int(re.search(r"Ask User is at http://127\.0\.0\.1:(\d+)", said).group(1))
+        assert port != taken_port
+
+        def serving() -> bool:
+            assert app.poll() is None, log.read_text()
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/", timeout=2).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        wait_until(serving, timeout=60)
+        web_app = json.loads((gateway_dir / "gateway.json").read_text())["webAppUrl"]
+        assert web_app == f"http://127.0.0.1:{port}"
+    finally:
+        _stop(app)
+        taken.close()
