@@ -3,6 +3,8 @@ buttons, and the confirmation before clearing the history."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import flet as ft
 
 from app.protocol import parse_link
@@ -114,6 +116,24 @@ def PairForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     )
 
 
+def LabelledCheckbox(
+    label: str, value: bool, on_change: Callable[[bool], None], visible: bool = True
+) -> ft.Control:
+    """A checkbox whose label wraps onto as many lines as it needs (a Checkbox's own label
+    is cut at the edge of a phone's screen, #44); a tap on the label toggles it too."""
+    return ft.ListTile(
+        leading=ft.Checkbox(
+            value=value,
+            on_change=lambda e: on_change(bool(e.control.value)),
+            semantics_label=label,
+        ),
+        title=ft.Text(label),
+        toggle_inputs=True,
+        content_padding=ft.Padding.only(right=4),
+        visible=visible,
+    )
+
+
 @ft.component
 def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     draft = state.draft
@@ -159,15 +179,15 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                     ),
                 ),
             ),
-            ft.Checkbox(
-                label=strings("one_tap"),
-                value=draft.one_tap,
-                on_change=lambda e: setattr(draft, "one_tap", bool(e.control.value)),
+            LabelledCheckbox(
+                strings("one_tap"),
+                draft.one_tap,
+                lambda on: setattr(draft, "one_tap", on),
             ),
-            ft.Checkbox(
-                label=strings("stepper_setting"),
-                value=draft.stepper,
-                on_change=lambda e: setattr(draft, "stepper", bool(e.control.value)),
+            LabelledCheckbox(
+                strings("stepper_setting"),
+                draft.stepper,
+                lambda on: setattr(draft, "stepper", on),
                 visible=state.web,  # the phone and desktop apps always stack the questions
             ),
             ft.Divider(),

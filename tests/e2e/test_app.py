@@ -688,3 +688,32 @@ def test_each_card_and_summary_names_who_is_asking(stack, browser, agent):
 def _pending(gateway) -> list[dict]:
     with client(gateway.url, DEVICE_TOKEN) as device:
         return device.get("/v1/prompts").json()["prompts"]
+
+
+@pytest.mark.parametrize("device", ["pixel-7", "phone-320"])
+def test_settings_checkbox_labels_wrap_on_a_phone(browser, web_stack, device):
+    """#44 (2): at 412 px "Answer a single question with one ta…" and "In this browser, one
+    question at a tim…" were cut at the dialog's edge; each label is whole now, on as many
+    lines as it needs (the screenshots), its checkbox on the screen, and a tap on it toggles."""
+    _gateway, app = web_stack
+    page = open_app(browser, app.url, device)
+    expect(page.get_by_text("Connection: Connected")).to_be_attached(timeout=TIMEOUT)
+    page.get_by_role("button", name="Settings").tap()
+    expect(page.get_by_role("textbox", name="Gateway URL", exact=True)).to_be_visible(
+        timeout=TIMEOUT
+    )
+    for label in (
+        "Answer a single question with one tap (with Undo)",
+        "In this browser, one question at a time in a panel at the bottom",
+    ):
+        row = page.get_by_role("button", name=label)  # the whole label, tappable
+        row.scroll_into_view_if_needed()
+        box = page.get_by_role("checkbox", name=label)
+        expect(box).to_be_visible(timeout=TIMEOUT)
+        assert on_screen(page, box) and on_screen(page, row), label
+    label = "Answer a single question with one tap (with Undo)"
+    box = page.get_by_role("checkbox", name=label)
+    checked = box.is_checked()
+    page.get_by_role("button", name=label).tap()
+    expect(box).to_be_checked(checked=not checked)  # a tap on the label toggles it too
+    shot(page, f"16d-settings-labels-wrap-{device}")
