@@ -88,6 +88,7 @@ class AppGateway:
     agent_token: str
     headline: str  # the first line printed: whose gateway it is and where
     notice: str | None = None  # shown in the app too: something the person should know
+    notice_pid: int | None = None  # the other gateway process the notice names
 
 
 def uses_embedded_gateway(store, saved) -> bool:
@@ -150,6 +151,7 @@ def start_embedded_gateway(
             f"Gateway on {running}",
             f"A gateway already runs for {data_dir} (process {exc.pid or '?'}): this app uses "
             f"it, at {running}, rather than start a second one on the same data.",
+            exc.pid,
         )
     notice = None
     wanted = port
@@ -254,6 +256,7 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
             agent_url=agent_url,
             agent_token_file=str(local.token_file) if local.token_file else None,
             notice=local.notice,
+            notice_pid=local.notice_pid,
         )
         print(local.headline, flush=True)
         if local.notice:

@@ -69,6 +69,10 @@ _EN = {
     "answered_undo": "“{answer}” — sent in {seconds} s",
     "one_tap": "Answer a single question with one tap (with Undo)",
     "stepper_setting": "In this browser, one question at a time in a panel at the bottom",
+    "web_one_device": "Every tab and browser that opens this page is this one device. For "
+    "another device of its own, install the app there and pair it, or start another copy of "
+    "this page with its own folder: ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port "
+    "8551 --no-gateway, then pair it.",
     "empty_history": "What you answer stays here, as a summary.",
     "step_of": "Question {n} of {count}",
     "more_waiting": "{count} more waiting",
@@ -170,6 +174,10 @@ _FA = {
     "answered_undo": "«{answer}» — ارسال تا {seconds} ثانیه دیگر",
     "one_tap": "پاسخ به یک پرسش تکی با یک لمس (با امکان برگرداندن)",
     "stepper_setting": "در این مرورگر، هر بار یک پرسش در قابی پایین صفحه",
+    "web_one_device": "هر زبانه و هر مرورگری که این صفحه را باز کند، همین یک دستگاه است. برای "
+    "دستگاهی جدا، برنامه را آن‌جا نصب و جفت کنید، یا نسخهٔ دیگری از این صفحه را با پوشهٔ "
+    "خودش اجرا کنید: ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port 8551 "
+    "--no-gateway و سپس آن را جفت کنید.",
     "empty_history": "پاسخ‌های شما این‌جا به شکل خلاصه می‌مانند.",
     "step_of": "پرسش {n} از {count}",
     "more_waiting": "{count} پرسش دیگر در انتظار",

@@ -56,8 +56,8 @@ def ConnectAgent(state: ScreenState, strings: Strings) -> ft.Control:
         lines.append(CopyLine(strings("agent_url"), url, strings))
     if options.agent_token_file:
         lines.append(CopyLine(strings("agent_token_file"), options.agent_token_file, strings))
-    if options.notice:
-        lines.append(ft.Text(options.notice, size=13, color=ft.Colors.ERROR))
+    if notice := options.current_notice:  # something to know, not an error
+        lines.append(ft.Text(notice, size=13, color=ft.Colors.ON_SURFACE_VARIANT))
     return ft.Column(lines, spacing=6, tight=True)
 
 
@@ -189,6 +189,12 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                 draft.stepper,
                 lambda on: setattr(draft, "stepper", on),
                 visible=state.web,  # the phone and desktop apps always stack the questions
+            ),
+            ft.Text(
+                strings("web_one_device"),
+                size=13,
+                color=ft.Colors.ON_SURFACE_VARIANT,
+                visible=state.web,  # a browser's page is served by one app, one device (#44)
             ),
             ft.Divider(),
             ConnectAgent(state, strings),

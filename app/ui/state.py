@@ -3,6 +3,7 @@ nothing else. `Screen` (screen.py) is the only writer."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import flet as ft
@@ -19,6 +20,27 @@ class AppOptions:
     agent_url: str | None = None  # the embedded gateway's URL
     agent_token_file: str | None = None  # where its agent token is kept
     notice: str | None = None  # e.g. "port 8765 was taken; the gateway is on 8766"
+    notice_pid: int | None = None  # the gateway process the notice names, if it names one
+
+    @property
+    def current_notice(self) -> str | None:
+        """The notice while it is still true: one that names a gateway process says nothing
+        once that process has ended (#44: Settings named a gateway gone for hours)."""
+        if self.notice and self.notice_pid is not None and not process_runs(self.notice_pid):
+            return None
+        return self.notice
+
+
+def process_runs(pid: int) -> bool:
+    """Whether a process with this id runs on this machine (the app's own, in a browser too:
+    the page's code runs where the app was started)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's: it runs
+        return True
+    return True
 
 
 @ft.observable

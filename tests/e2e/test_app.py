@@ -716,4 +716,8 @@ def test_settings_checkbox_labels_wrap_on_a_phone(browser, web_stack, device):
     checked = box.is_checked()
     page.get_by_role("button", name=label).tap()
     expect(box).to_be_checked(checked=not checked)  # a tap on the label toggles it too
+    # In a browser: how another browser becomes a device of its own (#44, 5).
+    one_device = page.get_by_text(re.compile(r"^Every tab and browser that opens this page"))
+    one_device.scroll_into_view_if_needed()
+    expect(one_device).to_be_visible(timeout=TIMEOUT)
     shot(page, f"16d-settings-labels-wrap-{device}")

@@ -231,3 +231,14 @@ def test_device_registry_writes_on_a_locked_store_are_503_and_change_nothing(gat
     assert _pair(gateway, spare).status_code == 201  # the failed try did not use it up
     assert gateway.admin.delete(f"/v1/devices/{paired['deviceId']}").status_code == 204
     assert phone.get("/v1/prompts").status_code == 401
+
+
+def test_the_name_given_with_the_code_wins_over_the_devices_own(gateway):
+    """#44 (5): `pair --name "Work laptop"` was ignored when the app already had a name (its
+    host's, say): the device proposes a name, the person who made the code chose one."""
+    named = _pair(gateway, _pairing(gateway, name="Work laptop")["code"], name="vm")
+    assert named.json()["name"] == "Work laptop"
+    unnamed = _pair(gateway, _pairing(gateway)["code"], name="vm")
+    assert unnamed.json()["name"] == "vm"
+    listed = {d["deviceId"]: d["name"] for d in gateway.admin.get("/v1/devices").json()["devices"]}
+    assert listed == {named.json()["deviceId"]: "Work laptop", unnamed.json()["deviceId"]: "vm"}

@@ -3,6 +3,7 @@ and what the timeline shows in which order."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -561,3 +562,21 @@ def test_ctrl_z_takes_back_the_newest_dismiss_or_one_tap_answer(screen):
     screen.time.now += UNDO_SECONDS + 1
     screen.tick()
     assert screen.core.store.outbox() == []
+
+
+def test_a_notice_naming_a_gateway_process_goes_once_that_process_has_ended():
+    """#44 (5): Settings → Connect an agent named, in red, a gateway process that no longer
+    ran. The notice holds while the process runs, and says nothing once it has ended; a
+    notice that names no process stays."""
+    import subprocess
+    import sys
+
+    from app.ui.state import AppOptions
+
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    said = "A gateway already runs for ~/data (process N): this app uses it"
+    assert AppOptions(notice=said, notice_pid=os.getpid()).current_notice == said
+    assert AppOptions(notice=said, notice_pid=ended.pid).current_notice is None
+    port = "Port 8765 was taken by another program, so this gateway is on :8766"
+    assert AppOptions(notice=port).current_notice == port

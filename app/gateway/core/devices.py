@@ -131,7 +131,9 @@ class DeviceRegistry:
             spent = row is not None and guessed >= limits.MAX_WRONG_GUESSES_PER_CODE
             if row is not None and not spent:
                 device_id = "dv_" + secrets.token_urlsafe(9)
-                device = Device(device_id, name or row[0] or "Device", now_ms, None, row[1])
+                # The person named this pairing (`pair --name`): that wins over the name the
+                # device proposes for itself, a default like its host's (#44).
+                device = Device(device_id, row[0] or name or "Device", now_ms, None, row[1])
                 await db.execute(
                     "UPDATE pairings SET used_ms = ? WHERE code_hash = ?", (now_ms, code_hash)
                 )
