@@ -33,7 +33,8 @@ def _link_key(link: PairLink) -> str:
 
 @dataclass(frozen=True)
 class Shortcut:
-    """What a key press does: `kind` is "number", "submit" or "dismiss"."""
+    """What a key press does: `kind` is "number", "submit", "dismiss" or "send" (a one-tap
+    answer waiting for its Undo time, sent now)."""
 
     prompt_id: str
     kind: str
@@ -62,8 +63,10 @@ def shortcut(state: ScreenState, key: str, modifiers: bool) -> Shortcut | None:
     if modifiers or state.dialog or state.typing:
         return None
     card = state.active_card
-    if card is None or card in state.undo or all(i.id != card for i in state.waiting):
+    if card is None or all(i.id != card for i in state.waiting):
         return None
+    if card in state.undo:  # answered by one tap, in its Undo time: Enter sends it now (#44)
+        return Shortcut(card, "send") if key == "Enter" and card in state.answering else None
     if key in NUMBER_KEYS:
         return Shortcut(card, "number", NUMBER_KEYS[key])
     if key == "Enter":
@@ -336,8 +339,8 @@ class Screen:
             return
         self.clock.monotonic = self.monotonic()
         self.state.undo = {**self.state.undo, prompt_id: self.clock.monotonic + UNDO_SECONDS}
-        if self.state.active_card == prompt_id:
-            self.state.active_card = None
+        if self.state.active_card == prompt_id and prompt_id not in self.state.answering:
+            self.state.active_card = None  # a one-tap answer keeps it: Enter sends it now
 
     def undo_last(self) -> bool:
         """Ctrl/Cmd+Z: take back the newest dismiss or one-tap answer still in its Undo time."""
@@ -350,10 +353,17 @@ class Screen:
         """Undo a dismiss or a one-tap answer: the card is back as it was (with its choice)."""
         self.state.undo = {k: v for k, v in self.state.undo.items() if k != prompt_id}
         self.state.answering = tuple(k for k in self.state.answering if k != prompt_id)
+        if prompt_id in self.state.selections:  # back as it was: the keys act on it again (#44)
+            self.state.active_card = prompt_id
 
-    def send_dismissals(self, due_only: bool = False) -> None:
+    def send_dismissals(self, due_only: bool = False, only: str | None = None) -> None:
+        """Send what waits for its Undo time: all of it, what is due (`due_only`), or one."""
         now = self.monotonic()
-        due = [k for k, at in self.state.undo.items() if not due_only or at <= now]
+        due = [
+            k
+            for k, at in self.state.undo.items()
+            if (not due_only or at <= now) and (only is None or k == only)
+        ]
         if not due:
             return
         answering = set(self.state.answering)
@@ -381,6 +391,8 @@ class Screen:
             )
         elif action.kind == "submit":
             return self.confirm(action.prompt_id)
+        elif action.kind == "send":
+            self.send_dismissals(only=action.prompt_id)
         else:
             self.dismiss(action.prompt_id)
         return True

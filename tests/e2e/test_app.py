@@ -721,3 +721,32 @@ def test_settings_checkbox_labels_wrap_on_a_phone(browser, web_stack, device):
     one_device.scroll_into_view_if_needed()
     expect(one_device).to_be_visible(timeout=TIMEOUT)
     shot(page, f"16d-settings-labels-wrap-{device}")
+
+
+def test_keys_act_on_a_card_brought_back_by_undo(browser, stack, agent):
+    """#44 (3): after Ctrl+Z the restored card ignored 1-4, Esc and Enter until clicked; and
+    after a one-tap answer chosen with Space, Enter opened Settings instead of sending it."""
+    gateway, app = stack
+    page = open_app(browser, app.url)
+    single = ask(agent, gateway, SINGLE)
+    expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
+    option(page, "Production").click()  # one tap: answered, with Undo
+    undo_line = page.get_by_text(re.compile(r"^“Production” — sent in \d s$"))
+    expect(undo_line).to_be_visible(timeout=TIMEOUT)
+    page.keyboard.press("Control+z")
+    expect(option(page, "Production")).to_be_checked(timeout=TIMEOUT)
+    page.keyboard.press("1")  # the restored card takes keys without a click
+    expect(option(page, "Staging")).to_be_checked(timeout=TIMEOUT)
+    page.keyboard.press("Escape")
+    expect(page.get_by_text(re.compile(r"^Dismissed — sent in \d s$"))).to_be_visible(
+        timeout=TIMEOUT
+    )
+    page.keyboard.press("Control+z")
+    expect(option(page, "Staging")).to_be_checked(timeout=TIMEOUT)
+    option(page, "Production").focus()
+    page.keyboard.press("Space")  # one tap from the keyboard
+    expect(undo_line).to_be_visible(timeout=TIMEOUT)
+    page.keyboard.press("Enter")  # sends it now
+    assert single.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    expect(page.get_by_role("textbox", name="Gateway URL", exact=True)).to_have_count(0)
+    shot(page, "18-keys-after-undo")

@@ -580,3 +580,26 @@ def test_a_notice_naming_a_gateway_process_goes_once_that_process_has_ended():
     assert AppOptions(notice=said, notice_pid=ended.pid).current_notice is None
     port = "Port 8765 was taken by another program, so this gateway is on :8766"
     assert AppOptions(notice=port).current_notice == port
+
+
+def test_keys_act_on_a_card_brought_back_by_undo_and_enter_sends_a_one_tap_answer(screen):
+    """#44 (3): after Ctrl+Z the restored card ignored 1-4, Esc and Enter until clicked; a
+    one-tap answer made from the keyboard waits for its Undo time, and Enter sends it now."""
+    add(screen, record("pr_a", 1, questions=[SINGLE, MULTI]), record("pr_b", 2))
+    screen.focus("pr_a")
+    assert screen.key("Escape") and "pr_a" in screen.state.undo
+    assert screen.undo_last()  # Ctrl+Z
+    assert screen.key("2")  # the keys act on it again, without a click
+    assert screen.state.selections["pr_a"]["target"].values() == ["Production"]
+    assert screen.key("Escape") and "pr_a" in screen.state.undo
+    assert screen.undo_last()
+    assert screen.key("Enter") is False  # incomplete (the second question): nothing sent
+    assert screen.core.store.outbox() == []
+
+    screen.focus("pr_b", "target")
+    screen.set_option("pr_b", "target", "Production", True)  # Space on the focused radio
+    assert "pr_b" in screen.state.undo and screen.core.store.outbox() == []  # one tap, Undo
+    assert screen.key("Enter")  # sent now, not in five seconds
+    [entry] = screen.core.store.outbox()
+    assert (entry.prompt_id, entry.kind) == ("pr_b", "answer")
+    assert "pr_b" not in screen.state.undo
