@@ -187,14 +187,12 @@ def build_claude_hook_parser(parser: argparse.ArgumentParser) -> argparse.Argume
 def run_mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from .handshake import early_answer, read_first_line
+    from .handshake import answer_early
 
     _warnings_to_stderr()  # stdout is the protocol; clients keep a server's stderr in their log
-    # The client's `initialize` is answered before the SDK is imported (handshake.py).
-    first_line = read_first_line()
-    early = early_answer(first_line)
-    if early is not None:
-        os.write(1, early[0])
+    # The client's `initialize` and `tools/list` are answered before the SDK is imported
+    # (handshake.py).
+    first_lines, answered_ids = answer_early()
 
     from .client import AskUserError
     from .mcp_server import serve_stdio
@@ -204,8 +202,8 @@ def run_mcp(args: argparse.Namespace) -> int:
         "token": args.token,
         "agent_id": args.agent_id,
         "run_id": args.run_id,
-        "first_line": first_line,
-        "answered_id": early[1] if early is not None else None,
+        "first_lines": first_lines,
+        "answered_ids": answered_ids,
     }
     if args.session_key:
         options["session_key"] = args.session_key

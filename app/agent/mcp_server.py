@@ -218,12 +218,12 @@ async def serve_stdio(
     run_id: str | None = None,
     gateway_url: str | None = None,
     token: str | None = None,
-    first_line: bytes | None = None,
-    answered_id: Any = None,
+    first_lines: list[bytes] | None = None,
+    answered_ids: set[Any] | None = None,
 ) -> None:
     """Serve until stdin closes or a signal (SIGTERM, SIGHUP, Ctrl-C) stops the process; either
-    way, prompts still waiting are cancelled at the gateway before it exits. `first_line`: what
-    was read from stdin before (handshake.py), and the id of the `initialize` answered then."""
+    way, prompts still waiting are cancelled at the gateway before it exits. `first_lines`: what
+    was read from stdin before (handshake.py), and `answered_ids` the requests answered then."""
     explicit_key = session_key or os.environ.get(SESSION_KEY_ENV)
     this_process = secrets.token_hex(4)
     async with HttpAsker(settings(gateway_url, token)) as asker:
@@ -253,10 +253,10 @@ async def serve_stdio(
 
             tg.start_soon(stop_on_signals)
             streams: dict[str, Any] = {}
-            if first_line is not None:
-                streams["stdin"] = handshake.ReplayedStdin(first_line)
-            if answered_id is not None:
-                streams["stdout"] = handshake.StdoutWithoutSecondAnswer(answered_id)
+            if first_lines is not None:
+                streams["stdin"] = handshake.ReplayedStdin(first_lines)
+            if answered_ids:
+                streams["stdout"] = handshake.StdoutWithoutSecondAnswer(answered_ids)
             async with stdio_server(**streams) as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
             tg.cancel_scope.cancel()

@@ -250,6 +250,15 @@ def test_mcp_client_calls_ask_user_and_gets_the_devices_answer(gateway):
     assert "1 to 3 questions allowed" in invalid.content[0].text
 
 
+def _line_within(stream, seconds: float) -> bytes:
+    """The next line of a pipe, or a failure once `seconds` pass without one (not a hang)."""
+    import select
+
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, f"no line within {seconds} s"
+    return stream.readline()
+
+
 def _mcp_lines(gateway, messages: list[dict], answers: int) -> list[dict]:
     """What `ask-user mcp` writes back to `messages`, its first `answers` lines."""
     process = subprocess.Popen(
@@ -284,3 +293,43 @@ def test_initialize_answered_before_the_sdk_loads_is_the_sdks_own_answer(gateway
     listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
     _, tools = _mcp_lines(gateway, [initialize, initialized, listing], 2)
     assert tools["id"] == 2 and tools["result"]["tools"][0]["name"] == "ask_user"
+
+
+def test_tools_list_answered_before_the_sdk_loads_is_the_sdks_own_answer(gateway, tmp_path):
+    """Claude Code in -p takes its tool list once, early: a server still importing the SDK was
+    left out of a whole run on a loaded machine. The `tools/list` after `initialize` is answered
+    before the SDK loads, with the bytes the SDK would send; the SDK's own answer is not sent
+    twice, and the session goes on."""
+    from tests.support import MCP_INITIALIZE
+
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    again = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+    ping = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    # Both answered while the SDK is still loading: an `mcp` package that never finishes
+    # importing stands in for a slow machine.
+    slow = tmp_path / "slow"
+    (slow / "mcp").mkdir(parents=True)
+    (slow / "mcp" / "__init__.py").write_text("import time\ntime.sleep(600)\n")
+    env = _env(gateway)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(slow), env.get("PYTHONPATH")]))
+    process = subprocess.Popen(  # unbuffered: a line read takes nothing of the next
+        [sys.executable, "-m", "app", "mcp"], bufsize=0,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        process.stdin.write(
+            b"".join(json.dumps(m).encode() + b"\n" for m in (MCP_INITIALIZE, initialized, listing))
+        )
+        process.stdin.flush()
+        answered = [json.loads(_line_within(process.stdout, 60)) for _ in range(2)]
+        assert [m["id"] for m in answered] == [MCP_INITIALIZE["id"], 2]
+    finally:
+        process.kill()
+        process.wait(20)
+    early = _mcp_lines(gateway, [MCP_INITIALIZE, initialized, listing, again], 3)
+    assert [m["id"] for m in early] == [MCP_INITIALIZE["id"], 2, 3]  # each once, in order
+    by_the_sdk = _mcp_lines(gateway, [ping, MCP_INITIALIZE, initialized, listing], 3)
+    assert early[1] == by_the_sdk[2] == answered[1]
+    assert early[2]["result"] == by_the_sdk[2]["result"]
