@@ -23,6 +23,7 @@ from .core.devices import DeviceRegistry
 from .core.eager import spawn
 from .core.notify import Announcer
 from .core.people import People
+from .core.reminders import Reminders
 from .core.service import Gateway
 from .http.endpoints import ENDPOINTS, openapi_json
 from .http.remote_mcp import RemoteMcp
@@ -100,10 +101,14 @@ class GatewayApp:
         await people.reload()
         self.state.auth.attach(devices, people, gateway.clock.now_ms)
         announcer = _announcer(config, self.own_url)
-        if announcer is not None:
-            gateway.on_created = _default_persons(announcer.announce)
-            self._stop.append(announcer.close)
         loop = asyncio.get_running_loop()
+        if announcer is not None:
+            reminders = Reminders(
+                gateway.clock, lambda prompt_id: _pending(gateway, prompt_id), announcer.announce
+            )
+            reminders.start(loop)
+            gateway.on_created = _default_persons(announcer.announce, reminders)
+            self._stop += [announcer.close, reminders.stop]
         retention = loop.create_task(_retain(gateway, config))
 
         async def reload_registry() -> None:
@@ -148,15 +153,22 @@ def _announcer(config: GatewayConfig, own_url: str) -> Announcer | None:
     return announcer
 
 
-def _default_persons(announce: Callable[[PromptRecord, str], None]) -> Callable[..., None]:
+def _default_persons(
+    announce: Callable[[PromptRecord, str], None], reminders: Reminders
+) -> Callable[..., None]:
     """The notifiers named in the environment are the default person's, like its tokens: a
-    colleague's prompt is not announced on them."""
+    colleague's prompt is not announced on them (nor reminded of)."""
 
     def announced(record: PromptRecord, person: str, link: str) -> None:
         if person == DEFAULT_PERSON_ID:
             announce(record, link)
+            reminders.created(record, link)
 
     return announced
+
+
+async def _pending(gateway: Gateway, prompt_id: str) -> bool:
+    return (await gateway.get(prompt_id, None)).is_pending
 
 
 async def _retain(gateway: Gateway, config: GatewayConfig) -> None:

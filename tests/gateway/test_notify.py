@@ -153,3 +153,45 @@ def test_a_failing_notifier_is_logged_without_its_secrets(tmp_path):
         assert agent.get("/v1/health").status_code == 200  # and the gateway serves on
     finally:
         gateway.terminate()
+
+
+def test_a_reminder_when_a_fifth_of_the_time_is_left_once_and_only_while_pending(
+    tmp_path, receiver
+):
+    """#44: one reminder per prompt on each notifier, with the same link, when a fifth of its
+    time is left; none for a prompt answered before, or asked for less than a minute. The
+    notifier's queue is in order: once a later prompt's announcement is in, any reminder queued
+    before it is too."""
+    from tests.support import start_gateway
+
+    gateway = start_gateway(tmp_path / "gateway", notify_urls=(receiver.url,))
+    try:
+        reminded = gateway.create(sessionKey="reminded", timeoutSeconds=60)
+        gateway.create(sessionKey="short", timeoutSeconds=30)
+        answered = gateway.create(sessionKey="answered", timeoutSeconds=300)
+        wait_until(lambda: len(receiver.received) == 3, timeout=20)
+        answer = {"answers": {"deploy_target": ["Production"]}}
+        done = gateway.device.post(f"/v1/prompts/{answered['id']}/answer", json=answer)
+        assert done.status_code == 200, done.text
+        announced = next(m for m in receiver.received if m["message"].find(reminded["id"]) >= 0)
+
+        def reminders() -> list[dict]:
+            return [m for m in receiver.received if m["title"].startswith("Reminder")]
+
+        gateway.clock.advance(47)  # 12 s left of 60: not yet a fifth
+        gateway.create(sessionKey="marker-1")
+        wait_until(lambda: len(receiver.received) == 4, timeout=20)
+        assert reminders() == []
+        gateway.clock.advance(2)  # 11 s left: a fifth or less
+        wait_until(reminders, timeout=20)
+        [reminder] = reminders()
+        assert reminder["title"] == f"Reminder, 1 min left — {announced['title']}"
+        assert (
+            announced["message"].split("Answer: ")[1] == reminder["message"].split("Answer: ")[1]
+        )  # the same answer link and app link
+        gateway.clock.advance(300)  # past every deadline but the markers'
+        gateway.create(sessionKey="marker-2")
+        wait_until(lambda: any("marker-2" in m["title"] for m in receiver.received), timeout=20)
+        assert len(reminders()) == 1
+    finally:
+        gateway.stop()

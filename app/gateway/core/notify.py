@@ -44,10 +44,10 @@ class Announcement:
     one_tap: tuple[tuple[str, str], ...] = ()  # (label, URL to POST) when one tap can answer
 
 
-def announcement(record: PromptRecord, link: str) -> Announcement:
-    """Title: who asks and the first question's header ("Claude Code · shop-api: Target").
-    Body: each question with its options, then the
-    answer link and the app's link. One single-select question with at most three options
+def announcement(record: PromptRecord, link: str, minutes_left: int | None = None) -> Announcement:
+    """Title: who asks and the first question's header ("Claude Code · shop-api: Target"),
+    after "Reminder, N min left" for a reminder. Body: each question with its options, then
+    the answer link and the app's link. One single-select question with at most three options
     can be answered with one tap on each option (`<link>?choose=N`)."""
     lines: list[str] = []
     for question in record.questions:
@@ -63,6 +63,8 @@ def announcement(record: PromptRecord, link: str) -> Announcement:
             (option.label, f"{link}?choose={n}") for n, option in enumerate(first.options, 1)
         )
     title = f"{asker_label(record.session_key, record.agent_id)}: {first.header}"
+    if minutes_left is not None:
+        title = f"Reminder, {minutes_left} min left — {title}"
     return Announcement(title, "\n".join(lines), link, one_tap)
 
 
@@ -173,9 +175,11 @@ class Announcer:
     def targets(self) -> int:
         return len(self._queues)
 
-    def announce(self, record: PromptRecord, link_token: str) -> None:
-        """Queue the announcement; never blocks."""
-        message = announcement(record, answer_link(self.public_url, link_token))
+    def announce(
+        self, record: PromptRecord, link_token: str, minutes_left: int | None = None
+    ) -> None:
+        """Queue the announcement (a reminder with `minutes_left`); never blocks."""
+        message = announcement(record, answer_link(self.public_url, link_token), minutes_left)
         for inbox in self._queues:
             try:
                 inbox.put_nowait(message)
