@@ -38,7 +38,10 @@ from .tool import SERVER_NAME, TOOL_NAME
 
 HOOK_COMMAND = "claude-hook"
 MARGIN_SECONDS = 60  # how much longer than the prompt Claude Code waits for the hook / tool
-TOOL_TIMEOUT_SECONDS = limits.MAX_TIMEOUT_SECONDS + MARGIN_SECONDS
+# The longest a prompt can wait: its longest timeout, moved on while the person answers (v1.4).
+TOOL_TIMEOUT_SECONDS = (
+    limits.MAX_TIMEOUT_SECONDS + limits.MAX_ENGAGED_EXTENSION_SECONDS + MARGIN_SECONDS
+)
 MCP_TOOL_TIMEOUT_MS = TOOL_TIMEOUT_SECONDS * 1000
 # Claude Code's name for the tool: with it allowed, the call does not stop at "Do you want to
 # proceed?" in the terminal before the phone sees the question.
@@ -105,6 +108,12 @@ def _write(path: Path, text: str) -> str:
 
 def _is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and f" {HOOK_COMMAND}" in str(hook.get("command", ""))
+
+
+def hook_timeout(prompt_timeout: int) -> int:
+    """How long Claude Code waits for the hook: its prompt's timeout, moved on while the person
+    answers (v1.4), and a margin."""
+    return prompt_timeout + limits.MAX_ENGAGED_EXTENSION_SECONDS + MARGIN_SECONDS
 
 
 def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> dict[str, Any]:
@@ -177,7 +186,7 @@ def _claude_code(args: argparse.Namespace, command: list[str]) -> list[tuple[Pat
         servers_path = (
             Path(config_dir) / ".claude.json" if config_dir else Path.home() / ".claude.json"
         )
-    settings = with_hook(_read(settings_path), hook, timeout + MARGIN_SECONDS)
+    settings = with_hook(_read(settings_path), hook, hook_timeout(timeout))
     if env:
         settings["env"] = {**settings["env"], **env}  # the hook reads them too
     return [

@@ -157,6 +157,13 @@ class GatewayClient:
         )
         return PromptRecord.model_validate_json(response.content)
 
+    async def engaged(self, prompt_id: str, device_id: str) -> PromptRecord:
+        """The person is choosing or typing: with little time left, the deadline moves."""
+        response = await self._call(
+            "POST", f"/v1/prompts/{prompt_id}/engaged", json={"deviceId": device_id}
+        )
+        return PromptRecord.model_validate_json(response.content)
+
     async def dismiss(self, prompt_id: str, device_id: str, key: str) -> PromptRecord:
         response = await self._call(
             "POST",

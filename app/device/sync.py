@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -109,6 +110,8 @@ class DeviceCore:
         self._outbox_ready = asyncio.Event()
         self._settings_changed = asyncio.Event()
         self.settings = Settings.load(store)
+        self._loop: asyncio.AbstractEventLoop | None = None  # the sync loop's, once started
+        self._engaged_at: dict[str, float] = {}  # prompt id → when the gateway was told
 
     # ---- observing ---------------------------------------------------------------------
 
@@ -159,6 +162,29 @@ class DeviceCore:
         canonical = canonicalize_answers(item.record.questions, answers)
         self.store.enqueue(prompt_id, "answer", canonical)
         return self._queued(prompt_id)
+
+    def engaged(self, prompt_id: str) -> bool:
+        """The person chose or typed on a pending prompt: with little time left, the gateway
+        is told (at most once per ENGAGED_EVERY_SECONDS a prompt), so its deadline moves
+        (docs/PROTOCOL.md v1.4). Best effort, off the caller's path; True when it is told."""
+        stored = self.store.get(prompt_id)
+        client, loop = self._client, self._loop
+        if stored is None or not stored.record.is_pending or client is None or loop is None:
+            return False
+        if self.clock.seconds_left(stored.record) >= limits.ENGAGED_GRACE_SECONDS:
+            return False
+        now = time.monotonic()
+        if now - self._engaged_at.get(prompt_id, -math.inf) < limits.ENGAGED_EVERY_SECONDS:
+            return False
+        self._engaged_at[prompt_id] = now
+        asyncio.run_coroutine_threadsafe(self._tell_engaged(client, prompt_id), loop)
+        return True
+
+    async def _tell_engaged(self, client: GatewayClient, prompt_id: str) -> None:
+        try:
+            await client.engaged(prompt_id, self.device_id)
+        except (GatewayError, httpx.TransportError) as exc:  # the deadline stays: no harm
+            log.debug("could not say the person is answering %s: %s", prompt_id, exc)
 
     def dismiss(self, prompt_id: str) -> TimelineItem:
         self._open_item(prompt_id)
@@ -222,6 +248,7 @@ class DeviceCore:
     # ---- running -----------------------------------------------------------------------
 
     def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self._tasks = [asyncio.create_task(self._run(), name="ask-user-sync")]
 
     async def stop(self) -> None:

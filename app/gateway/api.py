@@ -89,7 +89,7 @@ class GatewayApp:
         config = self.config
         store = await open_store(config)
         self._stop.append(store.close)
-        gateway = Gateway(store, self.clock)
+        gateway = Gateway(store, self.clock, config.engaged_grace_seconds)
         expired = await gateway.start()
         if expired:
             log.info(

@@ -8,6 +8,8 @@ import os
 import sys
 from pathlib import Path
 
+from app.protocol import limits
+
 from .addresses import reachable_url, url_for
 from .config import (
     DATABASE_URL_ENV,
@@ -67,6 +69,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
             default=os.environ.get(env) or default,
             help=f"{meaning}; past it, that one request answers 503 (${env}; %(default)s)",
         )
+    parser.add_argument(
+        "--engaged-grace",
+        type=int,
+        default=os.environ.get("ASK_USER_ENGAGED_GRACE") or limits.ENGAGED_GRACE_SECONDS,
+        help="seconds a prompt may still have when the person starts answering it; 0 moves "
+        "no deadline ($ASK_USER_ENGAGED_GRACE; %(default)s)",
+    )
     parser.add_argument("--prompt-retention-days", type=float, default=30.0)
     parser.add_argument("--event-retention-hours", type=float, default=24.0)
     parser.add_argument(
@@ -121,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         public_url=public_url,
         notify_urls=tuple(os.environ.get(NOTIFY_ENV, "").split()),
         database_url=args.database_url,
+        engaged_grace_seconds=max(0, args.engaged_grace),
         postgres=PostgresSettings(
             pool_size=args.database_pool_size,
             connection_wait_ms=args.database_connection_wait_ms,

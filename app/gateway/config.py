@@ -51,6 +51,8 @@ class GatewayConfig:
     # None: the SQLite file in data_dir.
     database_url: str | None = None
     postgres: PostgresSettings = field(default_factory=PostgresSettings)
+    # The person is answering: how far a deadline may move (v1.4); 0 turns it off.
+    engaged_grace_seconds: int = limits.ENGAGED_GRACE_SECONDS
 
     @property
     def db_path(self) -> Path:

@@ -15,6 +15,12 @@ MAX_DESCRIPTION_CHARS = 200
 DEFAULT_TIMEOUT_SECONDS = 900
 MIN_TIMEOUT_SECONDS = 30
 MAX_TIMEOUT_SECONDS = 3600
+# The person is answering (docs/PROTOCOL.md v1.4): under this much left, a choice or a word
+# typed moves the deadline to this much from now, never more than the most past the deadline
+# the prompt was created with; a device says so at most once per the interval.
+ENGAGED_GRACE_SECONDS = 120
+MAX_ENGAGED_EXTENSION_SECONDS = 600
+ENGAGED_EVERY_SECONDS = 30
 
 MIN_SESSION_KEY_CHARS = 1
 MAX_SESSION_KEY_CHARS = 200

@@ -32,7 +32,7 @@ _ID_RE = re.compile(limits.QUESTION_ID_PATTERN)
 PromptStatus = Literal["pending", "answered", "dismissed", "expired", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"answered", "dismissed", "expired", "cancelled"})
 NoAnswerReason = Literal["expired", "dismissed", "cancelled"]
-EventType = Literal["prompt.created", "prompt.resolved"]
+EventType = Literal["prompt.created", "prompt.resolved", "prompt.updated"]
 
 
 def format_time(value: datetime) -> str:
@@ -321,6 +321,17 @@ class DismissRequest(DeviceRequest):
     """`POST /v1/prompts/{id}/dismiss`."""
 
 
+class EngagedRequest(RequestModel):
+    """`POST /v1/prompts/{id}/engaged`: the person is choosing or typing on this device."""
+
+    device_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+
+    @field_validator("device_id")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
 class ReplyRequest(DeviceRequest):
     """`POST /v1/prompts/{id}/reply`: a person's plain-text reply from a channel."""
 
@@ -409,6 +420,8 @@ class PromptRecord(ResponseModel):
     answers: dict[str, list[str]] | None = None
     resolved_by: ResolvedBy | None = None
     version: int = 1
+    # The deadline it was created with, once the person's answering moved it (v1.4).
+    original_expires_at: UtcTime | None = None
 
     @property
     def is_pending(self) -> bool:

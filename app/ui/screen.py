@@ -252,8 +252,13 @@ class Screen:
         self.state.errors = {k: v for k, v in self.state.errors.items() if k != prompt_id}
         self.state.active_card = prompt_id
 
+    def _engaging(self, prompt_id: str) -> None:
+        """A choice or a word typed: with little time left, more time (core.engaged)."""
+        self.core.engaged(prompt_id)
+
     def tap_option(self, prompt_id: str, question_id: str, label: str) -> None:
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].toggle(label)))
+        self._engaging(prompt_id)
         self._answer_by_one_tap(prompt_id)
 
     def set_option(self, prompt_id: str, question_id: str, label: str, on: bool) -> None:
@@ -264,6 +269,7 @@ class Screen:
             return a.with_answer(q.choose(label) if on else q.unchoose(label))
 
         self._update(prompt_id, change)
+        self._engaging(prompt_id)
         if on:
             self._answer_by_one_tap(prompt_id)
 
@@ -282,6 +288,7 @@ class Screen:
 
     def set_other(self, prompt_id: str, question_id: str, text: str) -> None:
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].set_other(text)))
+        self._engaging(prompt_id)
 
     def focus(self, prompt_id: str, question_id: str | None = None) -> None:
         """The person moved into this card (or one of its questions)."""
@@ -389,6 +396,7 @@ class Screen:
                 action.prompt_id,
                 lambda a: a.with_answer(a[a.active].press_number(action.number)),
             )
+            self._engaging(action.prompt_id)
         elif action.kind == "submit":
             return self.confirm(action.prompt_id)
         elif action.kind == "send":

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.agent.setup import MCP_TOOL_TIMEOUT_MS
+from app.agent.setup import MCP_TOOL_TIMEOUT_MS, hook_timeout
+from app.protocol import limits
 
 
 def _setup(
@@ -54,7 +55,7 @@ def test_user_scope_writes_the_hook_and_the_server_with_absolute_commands(tmp_pa
     [hook] = ours["hooks"]
     command = hook["command"].split()
     assert Path(command[0]).is_absolute() and command[-3:] == ["claude-hook", "--timeout", "600"]
-    assert hook["timeout"] == 660  # above the prompt's own 600 s
+    assert hook["timeout"] == 1260  # above the prompt's own 600 s, moved on by up to 600 s
     assert settings["env"]["MCP_TOOL_TIMEOUT"] == str(MCP_TOOL_TIMEOUT_MS)
     assert settings["env"]["ASK_USER_GATEWAY_URL"] == "http://gw.lan:8765"
     assert settings["permissions"]["allow"] == ["mcp__ask-user__ask_user"]  # once, after 2 runs
@@ -121,7 +122,9 @@ def test_every_json_and_toml_snippet_of_the_docs_parses_and_agents_match_what_se
     agents = blocks["agents.md"]
     assert len(agents) >= 4
     [hook_block] = [p for _, p in agents if "hooks" in p]
-    written = with_hook({}, "/abs/ask-user claude-hook", 960)
+    written = with_hook(
+        {}, "/abs/ask-user claude-hook", hook_timeout(limits.DEFAULT_TIMEOUT_SECONDS)
+    )
     assert hook_block["hooks"] == written["hooks"]
     for text, config in agents:
         assert '"..."' not in text and '= "..."' not in text, text

@@ -750,3 +750,30 @@ def test_keys_act_on_a_card_brought_back_by_undo(browser, stack, agent):
     assert single.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
     expect(page.get_by_role("textbox", name="Gateway URL", exact=True)).to_have_count(0)
     shot(page, "18-keys-after-undo")
+
+
+def test_choosing_near_the_deadline_gives_the_person_more_time(browser, stack, agent):
+    """#44: the person starts choosing at 25 s of a 30 s prompt; the app tells the gateway,
+    the deadline moves, and at 40 s the agent is still waiting, then gets the answer."""
+    gateway, app = stack
+    page = open_app(browser, app.url, "iphone-se")
+    three = ask(agent, gateway, THREE, timeout_seconds=30)
+    expect(option(page, "SQLite")).to_be_visible(timeout=TIMEOUT)
+    prompt = next_pending(gateway.url)
+    gateway.clock.advance(25)
+    option(page, "SQLite").tap()
+
+    def moved() -> dict | None:
+        with client(gateway.url, DEVICE_TOKEN) as device:
+            record = device.get(f"/v1/prompts/{prompt['id']}").json()
+        return record if record["originalExpiresAt"] else None
+
+    record = wait_until(moved, timeout=30)
+    assert record["originalExpiresAt"] == prompt["expiresAt"]
+    gateway.clock.advance(15)  # 40 s
+    assert prompt["id"] in pending_ids(gateway) and not three.done()
+    option(page, "Google", "checkbox").tap()
+    option(page, "AWS").tap()
+    page.get_by_role("button", name="Submit").tap()
+    answers = three.result(timeout=30)["answers"]["answers"]
+    assert answers == {"database": ["SQLite"], "auth": ["Google"], "hosting": ["AWS"]}

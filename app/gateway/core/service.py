@@ -23,12 +23,13 @@ from app.protocol import (
     ToolResult,
     canonicalize_answers,
     format_time,
+    limits,
     parse_reply,
     tool_result,
 )
 from app.protocol.wire import result_body
 
-from ..store.storage import CREATED, RESOLVED, Remember, Store, StoredEvent
+from ..store.storage import CREATED, RESOLVED, UPDATED, Remember, Store, StoredEvent
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
@@ -96,9 +97,15 @@ def _already_resolved(record: PromptRecord) -> ProtocolError:
 class Gateway:
     """The state machine of prompts: pending → exactly one terminal status, once."""
 
-    def __init__(self, store: Store, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock | None = None,
+        engaged_grace_seconds: int = limits.ENGAGED_GRACE_SECONDS,
+    ) -> None:
         self.store = store
         self.clock = clock or Clock()
+        self.engaged_grace_seconds = engaged_grace_seconds  # 0: answering moves no deadline
         self.waiters = Waiters()  # agents' result waits
         self.feed = EventFeed(store, self.server_time)  # devices' long-polls
         self.deadlines = DeadlineTimer(self.clock, self.expire_due)
@@ -291,6 +298,36 @@ class Gateway:
             lambda record: parse_reply(record.questions, text),
         )
 
+    async def engaged(self, prompt_id: str, person: str, device_id: str | None) -> PromptRecord:
+        """The person is choosing or typing (docs/PROTOCOL.md v1.4): with less than the grace
+        left, the deadline moves to the grace from now, never more than the most past the one
+        the prompt was created with. The record as it stands: unchanged with time enough left,
+        or with extensions off."""
+        record = await self.get(prompt_id, person)
+        if not record.is_pending:
+            raise _already_resolved(record)
+        grace_ms = self.engaged_grace_seconds * 1000
+        now = self.clock.now_ms()
+        original = record.original_expires_at or record.expires_at
+        latest = int(original.timestamp() * 1000) + limits.MAX_ENGAGED_EXTENSION_SECONDS * 1000
+        wanted = min(now + grace_ms, latest)
+        if grace_ms <= 0 or wanted <= record.expires_ms:
+            return record
+        extended = record.model_copy(
+            update={
+                "expires_at": to_datetime(wanted),
+                "original_expires_at": original,
+                "version": record.version + 1,
+            }
+        )
+        extended_json = extended.model_dump_json(by_alias=True)
+        event = await self.store.extend(extended, extended_json, now_ms=now)
+        if event is None:  # resolved meanwhile, by another request or process
+            raise _already_resolved(await self._stored(prompt_id))
+        self.deadlines.add(wanted, prompt_id)
+        self._publish(event)
+        return extended
+
     # ---- answer links ------------------------------------------------------------------
 
     async def prompt_of_link(self, token: str) -> PromptRecord | None:
@@ -454,7 +491,7 @@ class Gateway:
                     continue
                 if event.type == RESOLVED:
                     self.waiters.prompt_resolved(event.prompt_id)
-                elif event.type == CREATED:
+                elif event.type in (CREATED, UPDATED):  # its deadline, here too
                     record = PromptRecord.model_validate_json(event.record_json)
                     self.deadlines.add(record.expires_ms, event.prompt_id)
                 self.feed.committed(event)

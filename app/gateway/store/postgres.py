@@ -32,10 +32,12 @@ from app.protocol import PromptRecord, ProtocolError
 
 from .postgres_settings import PostgresSettings
 from .queries import (
+    EXTEND_PROMPT,
     INSERT_PROMPT,
     REMEMBER_COLUMNS,
     RESOLVE_PROMPT,
     SharedQueries,
+    extend_row,
     prompt_row,
     remember_row,
     resolve_row,
@@ -44,6 +46,7 @@ from .storage import (
     CREATED,
     PRUNE_BATCH,
     RESOLVED,
+    UPDATED,
     Remember,
     StoredEvent,
     StoreUnavailable,
@@ -301,6 +304,9 @@ _RESOLVE = {
 }
 
 
+_EXTEND = {False: _announced(_pg(EXTEND_PROMPT) + ", id, record", keep=False)}
+
+
 class PostgresStore(SharedQueries):
     """storage.Store in PostgreSQL."""
 
@@ -386,6 +392,14 @@ class PostgresStore(SharedQueries):
         return (
             None if row is None else StoredEvent(row[0], RESOLVED, record_json, row[1], record.id)
         )
+
+    async def extend(
+        self, record: PromptRecord, record_json: str, *, now_ms: int
+    ) -> StoredEvent | None:
+        row = await self._change(_EXTEND, extend_row(record, record_json), None, UPDATED, now_ms)
+        if row is None:
+            return None
+        return StoredEvent(row[0], UPDATED, record_json, row[1], record.id)
 
     async def _change(
         self,

@@ -32,6 +32,18 @@ RESOLVE_PROMPT = (
 REMEMBER_COLUMNS = "idempotency (scope, body, created_ms, request_hash)"
 
 
+# A pending prompt's deadline moved: its record and its deadline column, if still pending.
+EXTEND_PROMPT = (
+    "UPDATE prompts SET record = ?, expires_ms = ? WHERE id = ? AND status = 'pending' "
+    "RETURNING person"
+)
+
+
+def extend_row(record: PromptRecord, record_json: str) -> tuple:
+    """EXTEND_PROMPT's values."""
+    return (record_json, record.expires_ms, record.id)
+
+
 def resolve_row(record: PromptRecord, record_json: str, resolved_ms: int) -> tuple:
     """RESOLVE_PROMPT's values."""
     return (record.status, resolved_ms, record_json, record.id)

@@ -19,10 +19,12 @@ from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 from .checkpoints import Checkpointer
 from .ownership import Ownership
 from .queries import (
+    EXTEND_PROMPT,
     INSERT_PROMPT,
     REMEMBER_COLUMNS,
     RESOLVE_PROMPT,
     SharedQueries,
+    extend_row,
     prompt_row,
     remember_row,
     resolve_row,
@@ -31,6 +33,7 @@ from .storage import (
     CREATED,
     PRUNE_BATCH,
     RESOLVED,
+    UPDATED,
     Remember,
     StoredEvent,
     StoredPrompt,
@@ -331,6 +334,20 @@ class PromptStore(SharedQueries):
         kept = self._recent.pop(record.id, None)
         if kept is not None:
             self._keep(StoredPrompt(record, kept.owner, person))
+        return event
+
+    async def extend(
+        self, record: PromptRecord, record_json: str, *, now_ms: int
+    ) -> StoredEvent | None:
+        db = self._db
+        with immediate(db):
+            row = db.execute(EXTEND_PROMPT, extend_row(record, record_json)).fetchone()
+            if row is None:
+                return None
+            event = self._append_event(UPDATED, record, record_json, row[0], now_ms)
+        kept = self._recent.pop(record.id, None)
+        if kept is not None:
+            self._keep(StoredPrompt(record, kept.owner, row[0]))
         return event
 
     def _append_event(

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from app.protocol import ErrorCode, PromptRecord, ProtocolError
 
 PRUNE_BATCH = 2000
-CREATED, RESOLVED = "prompt.created", "prompt.resolved"
+CREATED, RESOLVED, UPDATED = "prompt.created", "prompt.resolved", "prompt.updated"
 
 
 class StoreUnavailable(ProtocolError):
@@ -144,6 +144,13 @@ class Store(Protocol):
         """Move a pending prompt to `record`'s terminal status, with its key and its
         `prompt.resolved` event, committed: the event; None if it was not pending (the first
         change wins, whatever runs alongside)."""
+        ...
+
+    async def extend(
+        self, record: PromptRecord, record_json: str, *, now_ms: int
+    ) -> StoredEvent | None:
+        """A pending prompt's new deadline (`record.expires_at`, the person is answering), with
+        its `prompt.updated` event, committed: the event; None if it was not pending."""
         ...
 
     # prompts

@@ -9,6 +9,7 @@ from starlette.responses import PlainTextResponse, Response
 from app.protocol import (
     AnswerRequest,
     DismissRequest,
+    EngagedRequest,
     ErrorCode,
     ProtocolError,
     ReplyRequest,
@@ -128,6 +129,13 @@ async def dismiss_prompt(call: Call) -> dict:
     return await call.gateway.dismiss(
         call.params["prompt_id"], call.person, body.device_id, body.idempotency_key
     )
+
+
+async def engaged_on_prompt(call: Call) -> dict:
+    """The person is choosing or typing: with little time left, the deadline moves."""
+    body: EngagedRequest = call.body or EngagedRequest()
+    prompt_id = call.params["prompt_id"]
+    return (await call.gateway.engaged(prompt_id, call.person, body.device_id)).to_wire()
 
 
 async def reply_to_prompt(call: Call) -> dict:
