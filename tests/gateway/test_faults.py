@@ -5,6 +5,7 @@ that must not wait on a lock held by someone else."""
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import sqlite3
 import time
@@ -178,3 +179,38 @@ def test_a_wait_hears_an_answer_that_landed_while_its_read_was_on_the_wire(tmp_p
                     assert answering.result(timeout=30).status_code == 200
         finally:
             gateway.stop()
+
+
+def test_a_request_pipelined_behind_a_change_waiting_for_the_database_is_not_answered_first(
+    tmp_path, database_url
+):
+    """#42: HTTP/1.1 answers in order. A create waits for a locked table (PostgreSQL, off the
+    loop) while a health check comes behind it in the same packet: the create's answer is the
+    first, and the connection then closes with the health check never served (the client
+    sends it again), rather than the health check's 200 coming first."""
+    import socket
+
+    settings = PostgresSettings(lock_timeout_ms=2_000)
+    gateway = start_gateway(tmp_path / "gateway", database_url=database_url, postgres=settings)
+    try:
+        body = json.dumps(prompt_body("pipelined")).encode()
+        port = gateway.url.rsplit(":", 1)[1]
+        create = (
+            f"POST /v1/prompts HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+            f"Authorization: Bearer {AGENT_TOKEN}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode() + body
+        health = f"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        with psycopg.connect(database_url) as holder:
+            holder.execute("LOCK TABLE prompts IN ACCESS EXCLUSIVE MODE")
+            with socket.create_connection(("127.0.0.1", int(port)), timeout=30) as conn:
+                conn.sendall(create + health)  # one packet
+                received = b""
+                while chunk := conn.recv(65536):
+                    received += chunk
+            holder.rollback()
+        assert received.startswith(b"HTTP/1.1 503"), received[:200]
+        assert received.count(b"HTTP/1.1 ") == 1  # the health check was not answered first
+        assert gateway.client(None).get("/v1/health").status_code == 200  # sent again: fine
+    finally:
+        gateway.stop()

@@ -121,6 +121,8 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
         self._later: Later | None = None
         self._held: list[bytes] = []  # pipelined behind a Later that cannot answer yet
+        self._close_after_later = False  # a request came behind it in the same packet
+        self._later_scope: Any = None  # the scope of the request `_later` answers
         self._with_body: WithBody | None = None  # answered at once when its body is in
         self._body: list[bytes] = []
         self._watch = PipelineWatch(lambda: bool(self.pipeline))  # for polls served as ASGI
@@ -164,6 +166,14 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]
 
     def serve_request(self, chunked: bool) -> None:
+        if self._later is not None:
+            # Pipelined in the same packet behind an answer still waiting for the store (#42,
+            # PostgreSQL): HTTP/1.1 answers in order, and this one could be answered first.
+            # It is not served; the connection closes once that answer is written, and the
+            # client sends it again (RFC 9112 §9.3.2: nothing of it was done).
+            self._at_once = True  # swallowed: nothing of it reaches uvicorn's cycle
+            self._close_after_later = True
+            return
         if not self._answer_at_once(chunked):
             self.scope["state"] = self.app_state.copy()
             self.scope[PIPELINE_WATCH] = self._watch  # type: ignore[literal-required]
@@ -218,7 +228,6 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
             or not parser.should_keep_alive()  # "Connection: close" or HTTP/1.0: uvicorn's way
             or parser.should_upgrade()
             or (self.cycle is not None and not self.cycle.response_complete)  # pipelined
-            or self._later is not None  # behind an answer waiting for the store (#42)
             or self.flow.write_paused  # what is buffered goes first, at the client's pace
             # uvicorn's own check (on_headers_complete): past it, uvicorn answers 503
             or (limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit))
@@ -253,22 +262,28 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         if after_woken and isinstance(result, Response):
             result = _Ready(result, self.loop)
         if isinstance(result, Later):
-            self._later = result
+            self._later, self._later_scope = result, self.scope
             result.attach(self._answer_later)
         else:
-            self._write(result)
+            self._write(result, self.scope)
 
     def _answer_later(self, outcome: Outcome | Response) -> None:
+        """The answer of the request that is waiting (its own scope: another request may have
+        begun behind it meanwhile)."""
         self._later = None
         if isinstance(outcome, ProtocolError):
             outcome = error_response(outcome)
-        self._write(outcome)
+        self._write(outcome, self._later_scope)
+        if self._close_after_later:
+            self._held = []
+            self.transport.close()
+            return
         if self._held:  # what was pipelined behind it, in order
             held, self._held = b"".join(self._held), []
             self.flow.resume_reading()
             self.data_received(held)
 
-    def _write(self, answer: Response | Page) -> None:
+    def _write(self, answer: Response | Page, scope: Any) -> None:
         transport = cast(_OneWritePerResponse, self.transport)  # set in connection_made
         if transport.is_closing():
             return
@@ -278,12 +293,12 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
             wire, status = answer.memo, 200
         else:
             wire, status = _wire(answer, self.server_state.default_headers), answer.status_code
-        if self.scope["method"] == "HEAD":
+        if scope["method"] == "HEAD":
             wire = wire[: wire.index(b"\r\n\r\n") + 4]
         transport.write_whole(wire)
         self.server_state.total_requests += 1
-        if (started := self.scope.get(_STARTED)) is not None:
-            log_request(cast(dict, self.scope), status, cast(float, started))
+        if (started := scope.get(_STARTED)) is not None:
+            log_request(cast(dict, scope), status, cast(float, started))
         if not self._in_body:  # a declared body still coming keeps its own deadline
             self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
 
