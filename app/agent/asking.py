@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -41,7 +41,8 @@ class Asker(Protocol):
         ...
 
     async def result(self, prompt_id: str, wait: float) -> dict[str, Any] | None:
-        """The tool result once terminal, None while pending; raises Unreachable."""
+        """The tool result once terminal; while pending, `{"status": "pending",
+        "secondsLeft", "answering"}` (or None); raises Unreachable."""
         ...
 
     async def cancel(self, prompt_id: str) -> None:
@@ -99,11 +100,21 @@ async def create(asker: Asker, body: dict[str, Any], abort: AbortEvent | None) -
         raise
 
 
+def is_pending(result: dict[str, Any] | None) -> bool:
+    return result is None or result.get("status") == "pending"
+
+
 async def wait_result(
-    asker: Asker, prompt_id: str, give_up_at: float, abort: AbortEvent | None = None
+    asker: Asker,
+    prompt_id: str,
+    give_up_at: float,
+    abort: AbortEvent | None = None,
+    on_pending: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any] | None:
     """Wait until the prompt is terminal (riding out restarts and dropped connections); None
-    when `abort` was set first. Past `give_up_at` an unreachable gateway means it expired."""
+    when `abort` was set first. Past `give_up_at` an unreachable gateway means it expired;
+    a deadline the person's answering moved (v1.4) moves it too. `on_pending` hears how long
+    the prompt has left each time a wait ends before it does."""
     attempt = 0
     while not aborted(abort):
         poll = asyncio.ensure_future(asker.result(prompt_id, RESULT_WAIT_SECONDS))
@@ -122,8 +133,14 @@ async def wait_result(
         finally:
             poll.cancel()  # no-op when done; stops the request when we leave early
         attempt = 0
-        if result is not None:
+        if not is_pending(result):
             return result
+        if result is not None:
+            left = result.get("secondsLeft")
+            if isinstance(left, int | float):
+                give_up_at = max(give_up_at, time.monotonic() + left + DEADLINE_MARGIN_SECONDS)
+            if on_pending is not None:
+                on_pending(result)
     return None
 
 

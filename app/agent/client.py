@@ -233,8 +233,7 @@ class HttpAsker:
             raise asking.Unreachable(f"gateway answered {response.status_code}")
         if response.status_code != 200:
             raise _error_from(response)
-        result = response.json()
-        return None if result.get("status") == "pending" else result
+        return response.json()
 
     async def cancel(self, prompt_id: str) -> None:
         """Tell the gateway the run stopped, trying again when the connection failed (a

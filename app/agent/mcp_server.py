@@ -70,6 +70,17 @@ class _Waiting:
     deadline: float  # monotonic: when the gateway expires it
     total: float  # its timeout in seconds
     callers: int = 0
+    answering: bool = False  # the person is answering: the deadline moved (v1.4)
+    progress: float = 0.0  # the last progress reported: it only grows (MCP)
+
+    def heard(self, pending: dict[str, Any]) -> None:
+        """A wait ended pending: once the person's answering moved the deadline, the time left
+        is the gateway's (before that, this process's own clock counts it down)."""
+        left = pending.get("secondsLeft")
+        if pending.get("answering") and isinstance(left, int | float):
+            self.answering = True
+            self.deadline = time.monotonic() + left
+            self.total = max(self.total, self.progress + left)
 
 
 def _text_result(payload: dict[str, Any], is_error: bool = False) -> types.CallToolResult:
@@ -93,9 +104,10 @@ def program_of(ctx: Any) -> str:
     return client_slug(params.client_info.name if params is not None else None)
 
 
-def waiting_message(seconds_left: float) -> str:
+def waiting_message(seconds_left: float, answering: bool = False) -> str:
     minutes, seconds = divmod(max(0, int(seconds_left)), 60)
-    return f"waiting for you on your phone — {minutes}:{seconds:02d} left"
+    doing = "you are answering" if answering else "waiting for you on your phone"
+    return f"{doing} — {minutes}:{seconds:02d} left"
 
 
 class AskUserTool:
@@ -145,7 +157,9 @@ class AskUserTool:
                 group.start_soon(_report_progress, ctx, waiting)
                 if where.stream_lost is not None:
                     group.start_soon(_give_up_when_lost, where.stream_lost, group.cancel_scope)
-                result = await asking.wait_result(where.asker, waiting.prompt_id, give_up_at)
+                result = await asking.wait_result(
+                    where.asker, waiting.prompt_id, give_up_at, on_pending=waiting.heard
+                )
                 group.cancel_scope.cancel()
         except BaseException:
             # Cancelled by the client, its connection closed, or the server is stopping: the
@@ -181,8 +195,9 @@ async def _report_progress(ctx: Any, waiting: _Waiting) -> None:
     a progressToken: MCP addresses progress only to a token the client chose)."""
     while True:
         left = waiting.deadline - time.monotonic()
+        waiting.progress = max(waiting.progress, round(waiting.total - max(left, 0)))
         await ctx.session.report_progress(
-            round(waiting.total - max(left, 0)), waiting.total, waiting_message(left)
+            waiting.progress, waiting.total, waiting_message(left, waiting.answering)
         )
         await anyio.sleep(PROGRESS_SECONDS)
 

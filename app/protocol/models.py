@@ -457,9 +457,19 @@ class ToolResult(ResponseModel):
 
 
 class PendingResult(ResponseModel):
-    """`/result?wait=` ended before the prompt did."""
+    """`/result?wait=` ended before the prompt did: how long it has left, and whether its
+    deadline moved because the person is answering (v1.4)."""
 
     status: Literal["pending"] = "pending"
+    seconds_left: int
+    answering: bool = False
+
+    @classmethod
+    def of(cls, record: PromptRecord, now_ms: int) -> PendingResult:
+        return cls(
+            seconds_left=math.ceil(record.seconds_left(now_ms)),
+            answering=record.original_expires_at is not None,
+        )
 
 
 class Event(ResponseModel):

@@ -59,8 +59,8 @@ def prompt_list(records: list[str], cursor: int, server_time: str) -> bytes:
     ).encode()
 
 
-def result_body(result: ToolResult | None) -> bytes:
-    """`GET /result`'s body: the tool result, or `{"status": "pending"}` (None), as JSON with
-    the separators every other response of the gateway uses."""
-    wire = (result or PendingResult()).to_wire()
+def result_body(result: ToolResult | PendingResult) -> bytes:
+    """`GET /result`'s body: the tool result, or `{"status": "pending", …}`, as JSON with the
+    separators every other response of the gateway uses."""
+    wire = result.to_wire()
     return json.dumps(wire, ensure_ascii=False, separators=(",", ":")).encode()

@@ -395,3 +395,35 @@ def test_the_typescript_sdk_with_a_20_s_timeout_reset_by_progress_survives_a_60_
         }
         assert final["t"] > 60  # waited far past the 20 s timeout, reset by progress
         assert sum("progress" in x for x in lines[transport]) >= 6
+
+
+def test_the_progress_says_when_the_person_is_answering_and_follows_the_new_deadline(gateway):
+    """#44: the person starts answering with 20 s left; the gateway moves the deadline to two
+    minutes from then, the agent's wait hears it at once, and the progress message says so
+    ("you are answering — 1:5x left") until the answer comes."""
+
+    async def run() -> tuple[dict, list[str]]:
+        session_key = "answering"
+        said: list[str] = []
+        async with mcp_session(gateway, "stdio", session_key) as session:
+
+            async def on_progress(progress: float, total: float | None, message: str | None):
+                said.append(message or "")
+
+            call = asyncio.create_task(
+                session.call_tool("ask_user", QUESTIONS, progress_callback=on_progress)
+            )
+            prompt = await _wait_pending(gateway, session_key)
+            gateway.clock.advance(880)  # 20 s left of 900
+            engaged = await asyncio.to_thread(device_post, gateway.url, prompt["id"], "engaged", {})
+            assert engaged.status_code == 200, engaged.text
+            while not any(m.startswith("you are answering — 1:") for m in said):
+                await asyncio.sleep(0.2)  # the next report, within PROGRESS_SECONDS
+            await asyncio.to_thread(
+                device_post, gateway.url, prompt["id"], "answer", {"answers": {"color": ["Light"]}}
+            )
+            return _answered(await call), said
+
+    result, said = asyncio.run(asyncio.wait_for(run(), 60))
+    assert result == {"status": "answered", "answers": {"answers": {"color": ["Light"]}}}
+    assert said[0].startswith("waiting for you on your phone"), said

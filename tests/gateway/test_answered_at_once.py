@@ -237,10 +237,11 @@ def test_a_result_wait_ends_pending_in_order_or_when_its_wait_passes(gateway):
     raw = Raw(gateway.url)
     result = f"/v1/prompts/{created['id']}/result"
     raw.send(get(f"{result}?wait=30", token=AGENT_TOKEN), get("/v1/health", token=None))
-    assert json.loads(raw.response()[2]) == {"status": "pending"}  # in order: it answers first
+    pending = {"status": "pending", "secondsLeft": 900, "answering": False}  # the clock stands still
+    assert json.loads(raw.response()[2]) == pending  # in order: it answers first
     assert json.loads(raw.response()[2]) == {"status": "ok"}
     raw.send(get(f"{result}?wait=0.3", token=AGENT_TOKEN))
-    assert json.loads(raw.response()[2]) == {"status": "pending"}
+    assert json.loads(raw.response()[2]) == pending
     assert _waiting(gateway) == 0
     gone = Raw(gateway.url)  # a client that leaves while waiting is let go
     gone.send(get(f"{result}?wait=30", token=AGENT_TOKEN))

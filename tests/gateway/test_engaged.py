@@ -41,6 +41,13 @@ def test_the_person_starts_choosing_near_the_end_and_the_agent_still_gets_the_an
         assert _ms(record["expiresAt"]) == gateway.clock.now_ms() + 120_000
         assert record["originalExpiresAt"] == created["expiresAt"]
         assert record["version"] == created["version"] + 1
+        # The agent's wait hears it at once (and waits again).
+        told = waiting.result(timeout=30).json()
+        assert told == {"status": "pending", "secondsLeft": 120, "answering": True}
+        waiting = pool.submit(
+            gateway.agent.get, f"/v1/prompts/{created['id']}/result", params={"wait": 60}
+        )
+        wait_until(lambda: state.waiters.waiting == 1)
         gateway.clock.advance(15)  # 40 s: past the deadline it was created with
         assert gateway.device.get(f"/v1/prompts/{created['id']}").json()["status"] == "pending"
         assert not waiting.done()

@@ -123,7 +123,11 @@ def test_answer_after_the_deadline_is_409_expired_even_before_the_timer(gateway)
 def test_result_wait_ends_pending(gateway):
     record = gateway.create()
     response = gateway.agent.get(f"/v1/prompts/{record['id']}/result", params={"wait": 0.2})
-    assert response.json() == {"status": "pending"}
+    assert response.json() == {"status": "pending", "secondsLeft": 900, "answering": False}
+    gateway.clock.advance(899.5)
+    gateway.device.post(f"/v1/prompts/{record['id']}/engaged", json={})  # the person answers
+    response = gateway.agent.get(f"/v1/prompts/{record['id']}/result", params={"wait": 0})
+    assert response.json() == {"status": "pending", "secondsLeft": 120, "answering": True}
 
 
 def test_missed_events_come_back_in_order(gateway):

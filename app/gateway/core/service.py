@@ -17,6 +17,7 @@ from typing import Any
 from app.protocol import (
     CreatePromptRequest,
     ErrorCode,
+    PendingResult,
     PromptRecord,
     ProtocolError,
     ResolvedBy,
@@ -201,24 +202,30 @@ class Gateway:
         prompt is resolved or `wait` seconds pass (then `{"status": "pending"}`)."""
         record = await self.owned(owner, prompt_id)
         if not record.is_pending or wait <= 0 or self.waiters.closing:
-            return Page(result_body(tool_result(record)))
+            return Page(result_body(self._result_of(record)))
         del record  # a parked wait holds no record: thousands of them wait at once (#8)
 
         async def answer(resolved: PromptRecord | None) -> Page:
             if resolved is None:  # its deadline, the gateway's stop, another process's change
                 resolved = await self.owned(owner, prompt_id)
-            return Page(result_body(tool_result(resolved)))
+            return Page(result_body(self._result_of(resolved)))
 
         return ResultWait(self.waiters, prompt_id, wait, answer)
 
-    async def wait_result(self, owner: str, prompt_id: str, wait: float) -> ToolResult | None:
-        """The tool result once terminal; None if still pending when `wait` seconds pass."""
+    async def wait_result(
+        self, owner: str, prompt_id: str, wait: float
+    ) -> ToolResult | PendingResult:
+        """The tool result once terminal; how long it has left if still pending when `wait`
+        seconds pass."""
         record = await self.owned(owner, prompt_id)
         if record.is_pending and wait > 0:
             del record  # a parked wait holds no record: thousands of them wait at once (#8)
             await self.waiters.result_of(prompt_id, wait)
             record = await self.owned(owner, prompt_id)
-        return tool_result(record)
+        return self._result_of(record)
+
+    def _result_of(self, record: PromptRecord) -> ToolResult | PendingResult:
+        return tool_result(record) or PendingResult.of(record, self.clock.now_ms())
 
     async def cancel(self, owner: str, prompt_id: str, reason: str | None) -> PromptRecord:
         record = await self.owned(owner, prompt_id)
@@ -325,6 +332,7 @@ class Gateway:
         if event is None:  # resolved meanwhile, by another request or process
             raise _already_resolved(await self._stored(prompt_id))
         self.deadlines.add(wanted, prompt_id)
+        self.waiters.prompt_changed(prompt_id)  # the agent hears of it now, not in a while
         self._publish(event)
         return extended
 

@@ -87,6 +87,12 @@ class Waiters:
         for waiting in self._results.pop(prompt_id, ()):
             waiting.wake(record)
 
+    def prompt_changed(self, prompt_id: str) -> None:
+        """Still pending, with a new deadline (the person is answering): its waits end now,
+        pending, saying so, and the agents wait again."""
+        for waiting in self._results.pop(prompt_id, ()):
+            waiting.wake(None)
+
     def release_all(self) -> None:
         """The gateway is stopping: every waiting agent hears "pending" now and asks again;
         a wait that arrives from now on does not wait."""

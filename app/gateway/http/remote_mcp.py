@@ -63,7 +63,7 @@ class GatewayAsker:
             if exc.code == ErrorCode.UNAVAILABLE:
                 raise Unreachable(exc.message) from None
             raise _asking_error(exc) from None
-        return result.to_wire() if result is not None else None
+        return result.to_wire()
 
     async def cancel(self, prompt_id: str) -> None:
         with contextlib.suppress(ProtocolError):  # already resolved: nothing to take back
