@@ -145,7 +145,7 @@ async def _stages(connection_count: int, passes: int) -> None:
         written = [protocol.transport.writes for protocol in protocols]
         started = time.perf_counter()
         request = CreatePromptRequest.model_validate({**PROMPT, "sessionKey": f"p{i}"})
-        gateway.create("bench", DEFAULT_PERSON_ID, request)
+        await gateway.create("bench", DEFAULT_PERSON_ID, request)
         while any(p.transport.writes == n for p, n in zip(protocols, written, strict=True)):
             await asyncio.sleep(0)
         woken = min(woken, time.perf_counter() - started)

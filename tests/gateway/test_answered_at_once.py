@@ -237,7 +237,7 @@ def test_a_result_wait_ends_pending_in_order_or_when_its_wait_passes(gateway):
     raw = Raw(gateway.url)
     result = f"/v1/prompts/{created['id']}/result"
     raw.send(get(f"{result}?wait=30", token=AGENT_TOKEN), get("/v1/health", token=None))
-    pending = {"status": "pending", "secondsLeft": 900, "answering": False}  # the clock stands still
+    pending = {"status": "pending", "secondsLeft": 900, "answering": False}  # no time passed
     assert json.loads(raw.response()[2]) == pending  # in order: it answers first
     assert json.loads(raw.response()[2]) == {"status": "ok"}
     raw.send(get(f"{result}?wait=0.3", token=AGENT_TOKEN))
