@@ -97,6 +97,12 @@ def ask(agent: Agent, gateway, questions, session="main", **kw):
     )
 
 
+def _record(gateway, prompt_id: str) -> dict:
+    """A prompt as the gateway holds it now."""
+    with client(gateway.url, DEVICE_TOKEN) as device:
+        return device.get(f"/v1/prompts/{prompt_id}").json()
+
+
 def pending_ids(gateway) -> set[str]:
     """What the gateway holds as pending (a device's snapshot)."""
     with client(gateway.url, DEVICE_TOKEN) as device:
@@ -269,13 +275,16 @@ def test_dismiss_offers_undo_before_it_reaches_the_agent(browser, stack, agent):
 
 def test_expiry_while_the_card_is_open(browser, stack, agent):
     gateway, app = stack
-    result = ask(agent, gateway, SINGLE, timeout_seconds=60)
+    result = ask(agent, gateway, THREE, timeout_seconds=60)
     page = open_app(browser, app.url)
-    expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
-    option(page, "Production").click()  # half-way through, time runs out
-    gateway.clock.advance(60)
+    expect(option(page, "SQLite")).to_be_visible(timeout=TIMEOUT)
+    prompt = next_pending(gateway.url)
+    option(page, "SQLite").click()  # half-way through, time runs out
+    # Choosing with a minute left moved the deadline to two minutes from then (#44)...
+    wait_until(lambda: _record(gateway, prompt["id"])["originalExpiresAt"], timeout=30)
+    gateway.clock.advance(121)  # ...and that runs out too
     assert result.result(timeout=30) == {"status": "no_answer", "reason": "expired"}
-    expect(summary(page, "Expired", "Target: No answer — Where should I deploy")).to_be_visible(
+    expect(summary(page, "Expired", "Database: No answer — Which database")).to_be_visible(
         timeout=TIMEOUT
     )
     expect(page.get_by_role("button", name="Submit")).to_have_count(0)
