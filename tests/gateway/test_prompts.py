@@ -278,6 +278,7 @@ def test_openapi_describes_every_route(gateway):
     assert routes == {
         ("GET", "/v1/health"),
         ("POST", "/v1/prompts"),
+        ("POST", "/v1/prompts/{prompt_id}/engaged"),
         ("GET", "/v1/prompts"),
         ("GET", "/v1/prompts/{prompt_id}"),
         ("GET", "/v1/prompts/{prompt_id}/result"),
