@@ -378,42 +378,42 @@ class PostgresStore(SharedQueries):
         now_ms: int,
     ) -> StoredEvent:
         params = prompt_row(record, record_json, owner, person, expires_ms, link_hash)
-        row = await self._change(_CREATE, params, remember, CREATED, now_ms)
-        if row is None:  # the session's pending prompt is there (or another process's, just now)
+        event = await self._change(_CREATE, params, CREATED, record, record_json, remember, now_ms)
+        if event is None:  # the session's pending prompt is there (or another process's, just now)
             in_the_way = await self.pending_in_session(person, record.session_key, record.agent_id)
             raise pending_exists(in_the_way)
-        return StoredEvent(row[0], CREATED, record_json, person, record.id)
+        return event
 
     async def resolve(
         self, record: PromptRecord, record_json: str, *, remember: Remember | None, now_ms: int
     ) -> StoredEvent | None:
         params = resolve_row(record, record_json, now_ms)
-        row = await self._change(_RESOLVE, params, remember, RESOLVED, now_ms)
-        return (
-            None if row is None else StoredEvent(row[0], RESOLVED, record_json, row[1], record.id)
-        )
+        return await self._change(_RESOLVE, params, RESOLVED, record, record_json, remember, now_ms)
 
     async def extend(
         self, record: PromptRecord, record_json: str, *, now_ms: int
     ) -> StoredEvent | None:
-        row = await self._change(_EXTEND, extend_row(record, record_json), None, UPDATED, now_ms)
-        if row is None:
-            return None
-        return StoredEvent(row[0], UPDATED, record_json, row[1], record.id)
+        params = extend_row(record, record_json)
+        return await self._change(_EXTEND, params, UPDATED, record, record_json, None, now_ms)
 
     async def _change(
         self,
         statements: dict[bool, str],
         params: tuple,
-        remember: Remember | None,
         type_: str,
+        record: PromptRecord,
+        record_json: str,
+        remember: Remember | None,
         now_ms: int,
-    ) -> Any:
+    ) -> StoredEvent | None:
+        """One statement (`_announced`): the event as stored, or None when `changed` changed
+        no row."""
         kept = remember_row(remember, now_ms) if remember is not None else ()
         found = await self._db.run(
             statements[remember is not None], (*params, *kept, type_, now_ms, CHANNEL)
         )
-        return found.fetchone()
+        row = found.fetchone()
+        return None if row is None else StoredEvent(row[0], type_, record_json, row[1], record.id)
 
     # ---- events ----------------------------------------------------------------------------
 

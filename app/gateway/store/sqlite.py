@@ -322,32 +322,43 @@ class PromptStore(SharedQueries):
     async def resolve(
         self, record: PromptRecord, record_json: str, *, remember: Remember | None, now_ms: int
     ) -> StoredEvent | None:
-        db = self._db
-        with immediate(db):
-            row = db.execute(RESOLVE_PROMPT, resolve_row(record, record_json, now_ms)).fetchone()
-            if row is None:
-                return None
-            person = row[0]
-            if remember is not None:
-                db.execute(REMEMBER, remember_row(remember, now_ms))
-            event = self._append_event(RESOLVED, record, record_json, person, now_ms)
-        kept = self._recent.pop(record.id, None)
-        if kept is not None:
-            self._keep(StoredPrompt(record, kept.owner, person))
-        return event
+        params = resolve_row(record, record_json, now_ms)
+        return self._change_pending(
+            RESOLVE_PROMPT, params, RESOLVED, record, record_json, remember, now_ms
+        )
 
     async def extend(
         self, record: PromptRecord, record_json: str, *, now_ms: int
     ) -> StoredEvent | None:
+        params = extend_row(record, record_json)
+        return self._change_pending(
+            EXTEND_PROMPT, params, UPDATED, record, record_json, None, now_ms
+        )
+
+    def _change_pending(
+        self,
+        statement: str,
+        params: tuple,
+        type_: str,
+        record: PromptRecord,
+        record_json: str,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent | None:
+        """A pending prompt's row changed by `statement` (which returns its person), with its
+        key and event, in one transaction; None if it was not pending. The record kept in
+        memory follows once it has committed."""
         db = self._db
         with immediate(db):
-            row = db.execute(EXTEND_PROMPT, extend_row(record, record_json)).fetchone()
+            row = db.execute(statement, params).fetchone()
             if row is None:
                 return None
-            event = self._append_event(UPDATED, record, record_json, row[0], now_ms)
+            if remember is not None:
+                db.execute(REMEMBER, remember_row(remember, now_ms))
+            event = self._append_event(type_, record, record_json, row[0], now_ms)
         kept = self._recent.pop(record.id, None)
         if kept is not None:
-            self._keep(StoredPrompt(record, kept.owner, row[0]))
+            self._keep(StoredPrompt(record, kept.owner, event.person))
         return event
 
     def _append_event(
