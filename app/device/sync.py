@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from app.protocol import (
     ErrorCode,
+    PromptRecord,
     ProtocolError,
     canonicalize_answers,
     limits,
@@ -163,21 +164,21 @@ class DeviceCore:
         self.store.enqueue(prompt_id, "answer", canonical)
         return self._queued(prompt_id)
 
-    def engaged(self, prompt_id: str) -> bool:
-        """The person chose or typed on a pending prompt: with little time left, the gateway
-        is told (at most once per ENGAGED_EVERY_SECONDS a prompt), so its deadline moves
-        (docs/PROTOCOL.md v1.4). Best effort, off the caller's path; True when it is told."""
-        stored = self.store.get(prompt_id)
+    def engaged(self, record: PromptRecord) -> bool:
+        """The person chose or typed on this pending prompt (the record the screen shows):
+        with little time left, the gateway is told (at most once per ENGAGED_EVERY_SECONDS a
+        prompt), so its deadline moves (docs/PROTOCOL.md v1.4). Called on every keystroke, so
+        it reads nothing from the store; best effort, off the caller's path. True when told."""
         client, loop = self._client, self._loop
-        if stored is None or not stored.record.is_pending or client is None or loop is None:
+        if not record.is_pending or client is None or loop is None:
             return False
-        if self.clock.seconds_left(stored.record) >= limits.ENGAGED_GRACE_SECONDS:
+        if self.clock.seconds_left(record) >= limits.ENGAGED_GRACE_SECONDS:
             return False
         now = time.monotonic()
-        if now - self._engaged_at.get(prompt_id, -math.inf) < limits.ENGAGED_EVERY_SECONDS:
+        if now - self._engaged_at.get(record.id, -math.inf) < limits.ENGAGED_EVERY_SECONDS:
             return False
-        self._engaged_at[prompt_id] = now
-        asyncio.run_coroutine_threadsafe(self._tell_engaged(client, prompt_id), loop)
+        self._engaged_at[record.id] = now
+        asyncio.run_coroutine_threadsafe(self._tell_engaged(client, record.id), loop)
         return True
 
     async def _tell_engaged(self, client: GatewayClient, prompt_id: str) -> None:

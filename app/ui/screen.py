@@ -254,7 +254,9 @@ class Screen:
 
     def _engaging(self, prompt_id: str) -> None:
         """A choice or a word typed: with little time left, more time (core.engaged)."""
-        self.core.engaged(prompt_id)
+        item = next((i for i in self.state.waiting if i.id == prompt_id), None)
+        if item is not None:
+            self.core.engaged(item.record)
 
     def tap_option(self, prompt_id: str, question_id: str, label: str) -> None:
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].toggle(label)))
