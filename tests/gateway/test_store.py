@@ -30,17 +30,12 @@ def _fill(store: PromptStore, count: int, at_ms: int) -> None:
             resolved_at=to_datetime(at_ms),
             answers={"deploy_target": ["Production"]},
         )
-        finished(
-            store.create(
-                record,
-                record.model_dump_json(by_alias=True),
-                owner="owner",
-                person=DEFAULT_PERSON_ID,
-                expires_ms=at_ms + 60_000,
-                link_hash=None,
-                remember=Remember(f"device:{record.id}:k", {"id": record.id}, ""),
-                now_ms=at_ms,
-            )
+        _insert(
+            store,
+            record,
+            remember=Remember(f"device:{record.id}:k", {"id": record.id}, ""),
+            now_ms=at_ms,
+            expires_ms=at_ms + 60_000,
         )
 
 
@@ -81,31 +76,9 @@ def test_events_and_keys_go_oldest_first_up_to_the_first_one_still_kept(tmp_path
     store = PromptStore(path)
     for n, at_ms in enumerate((1_000, 1_500, 9_000, 1_200, 9_500)):  # seqs 1..5
         record = _pending(f"pr_logged{n}", status="answered")
-        finished(
-            store.create(
-                record,
-                record.model_dump_json(by_alias=True),
-                owner="owner",
-                person=DEFAULT_PERSON_ID,
-                expires_ms=61_000,
-                link_hash=None,
-                remember=Remember(f"key-{n}", {"n": n}, ""),
-                now_ms=at_ms,
-            )
-        )
-    again = _pending("pr_logged_again", status="answered")
-    finished(  # key-0 written again: young now, and last
-        store.create(
-            again,
-            again.model_dump_json(by_alias=True),
-            owner="owner",
-            person=DEFAULT_PERSON_ID,
-            expires_ms=61_000,
-            link_hash=None,
-            remember=Remember("key-0", {"n": 0}, ""),
-            now_ms=9_700,
-        )
-    )
+        _insert(store, record, remember=Remember(f"key-{n}", {"n": n}, ""), now_ms=at_ms)
+    again = _pending("pr_logged_again", status="answered")  # key-0 written again: young, last
+    _insert(store, again, remember=Remember("key-0", {"n": 0}, ""), now_ms=9_700)
     store.connection.execute("DELETE FROM events WHERE seq = 6")  # only key-0's write counts
 
     assert finished(store.prune_batch(prompts_before_ms=0, events_before_ms=2_000)) == 2 + 1
@@ -169,17 +142,24 @@ def _pending(prompt_id: str, at_ms: int = 1_000, status: str = "pending") -> Pro
     )
 
 
-def _insert(store: PromptStore, record: PromptRecord) -> None:
+def _insert(
+    store: PromptStore,
+    record: PromptRecord,
+    remember: Remember | None = None,
+    now_ms: int = 1_000,
+    expires_ms: int = 61_000,
+) -> None:
+    """`record` created in the store, as the gateway's create would."""
     finished(
         store.create(
             record,
             record.model_dump_json(by_alias=True),
             owner="owner",
             person=DEFAULT_PERSON_ID,
-            expires_ms=61_000,
+            expires_ms=expires_ms,
             link_hash=None,
-            remember=None,
-            now_ms=1_000,
+            remember=remember,
+            now_ms=now_ms,
         )
     )
 
