@@ -1,5 +1,6 @@
 """`python -m tests.bench [--quick] [NAME ...]`, NAME one of latency, capacity, throughput,
-fanout, pollpath, device, many, pgnet, mcpstart, versus, everyday; with none, all but versus and
+fanout, pollpath, device, many, pgnet, mcpstart, screen, versus,
+everyday; with none, all but versus and
 everyday (which need a running OpenClaw gateway).
 
 `--quick` runs each with a few iterations and small sizes: its figures mean nothing, but a
@@ -21,6 +22,7 @@ from . import (
     openclaw_bench,
     pgnet_bench,
     poll_path_bench,
+    screen_bench,
 )
 
 # name → (the measurement, the same in quick mode)
@@ -54,6 +56,12 @@ BENCHMARKS: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
         ),
     ),
     "mcpstart": (mcp_start_bench.mcp_start, lambda: mcp_start_bench.mcp_start(runs=1)),
+    "screen": (
+        lambda: asyncio.run(screen_bench.screen()),
+        lambda: asyncio.run(
+            screen_bench.screen(histories=(0, 50), layouts=("stepper",), questions=3)
+        ),
+    ),
     "versus": (lambda: asyncio.run(openclaw_bench.versus()), lambda: None),
     "everyday": (lambda: asyncio.run(openclaw_bench.everyday()), lambda: None),
 }
