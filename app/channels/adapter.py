@@ -12,7 +12,7 @@ import asyncio
 import logging
 from typing import Protocol
 
-from app.device import DeviceCore, DisplayStatus, TimelineItem
+from app.device import EVERYTHING, Change, DeviceCore, DisplayStatus, TimelineItem
 from app.protocol import ProtocolError, parse_reply
 from app.protocol.selection import QuestionAnswer
 
@@ -51,8 +51,9 @@ class ChannelAdapter:
 
     # ---- the core's timeline → messages -----------------------------------------------
 
-    def changed(self) -> None:
-        """The core's store changed: reconcile soon (coalesced; never two at once)."""
+    def changed(self, change: Change = EVERYTHING) -> None:
+        """The core's store changed: reconcile soon (coalesced; never two at once; every open
+        message is looked at, whatever `change` names)."""
         if self._pending is None or self._pending.done():
             self._pending = asyncio.get_running_loop().create_task(self.reconcile())
         else:

@@ -12,12 +12,22 @@ from .client import (
     Unauthorized,
 )
 from .paths import app_data_dir
-from .state import Connection, ConnectionState, DisplayStatus, ServerClock, TimelineItem
+from .state import (
+    EVERYTHING,
+    Change,
+    Connection,
+    ConnectionState,
+    DisplayStatus,
+    ServerClock,
+    TimelineItem,
+)
 from .store import LocalStore
 from .sync import DeviceCore, PairingError, Settings
 
 __all__ = [
+    "EVERYTHING",
     "AlreadyResolved",
+    "Change",
     "Connection",
     "ConnectionState",
     "CursorExpired",

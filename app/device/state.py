@@ -44,6 +44,12 @@ class ServerClock:
         return record.seconds_left(self.now_ms())
 
 
+# What changed in the device's store, as its listeners are told: these prompts (an empty set:
+# none; the connection, say), or EVERYTHING (a resync, other settings, a cleared history).
+Change = frozenset[str] | None
+EVERYTHING: Change = None
+
+
 class DisplayStatus(StrEnum):
     PENDING = "pending"
     SENDING = "sending"

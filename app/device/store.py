@@ -135,11 +135,13 @@ class LocalStore:
 
     def apply(self, record: PromptRecord, cursor: str | None = None) -> bool:
         """Keep `record` if it is newer than what we hold; True when something changed."""
-        return self.apply_many([record], cursor)
+        return bool(self.apply_many([record], cursor))
 
-    def apply_many(self, records: list[PromptRecord], cursor: str | None = None) -> bool:
-        def run(db: sqlite3.Connection) -> bool:
-            changed = False
+    def apply_many(self, records: list[PromptRecord], cursor: str | None = None) -> frozenset[str]:
+        """Keep each record newer than what we hold; the ids of those that changed."""
+
+        def run(db: sqlite3.Connection) -> frozenset[str]:
+            changed: set[str] = set()
             for record in records:
                 row = db.execute(
                     "SELECT version FROM prompts WHERE id = ?", (record.id,)
@@ -154,18 +156,18 @@ class LocalStore:
                     (
                         record.id,
                         record.session_key,
-                        record.to_wire()["createdAt"],
+                        created_key(record),
                         record.version,
                         record.status,
                         record.model_dump_json(by_alias=True),
                     ),
                 )
-                changed = True
+                changed.add(record.id)
             if cursor is not None:
                 db.execute(
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('cursor', ?)", (cursor,)
                 )
-            return changed
+            return frozenset(changed)
 
         return self._tx(run)
 
@@ -221,14 +223,13 @@ class LocalStore:
             rows = self._db.execute(sql, params).fetchall()
         return [_stored(r) for r in reversed(rows)]
 
-    def sessions(self) -> list[tuple[str, int]]:
-        """Each session with its number of pending prompts, most recently active first."""
+    def session_activity(self) -> dict[str, str]:
+        """Each session with when it last asked: its newest prompt's `createdAt`."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT session_key, SUM(status = 'pending' AND gone = 0), MAX(created_at) "
-                "FROM prompts GROUP BY session_key ORDER BY 3 DESC"
+                "SELECT session_key, MAX(created_at) FROM prompts GROUP BY session_key"
             ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+        return dict(rows)
 
     def count(self) -> int:
         with self._lock:
@@ -289,6 +290,11 @@ class LocalStore:
         self._tx(run)
         if record is not None:
             self.apply(record)
+
+
+def created_key(record: PromptRecord) -> str:
+    """When a prompt was asked, as the store orders prompts by it (the wire's `createdAt`)."""
+    return str(record.to_wire()["createdAt"])
 
 
 def _stored(row: tuple) -> StoredPrompt:

@@ -38,6 +38,8 @@ from .client import (
     pair_device,
 )
 from .state import (
+    EVERYTHING,
+    Change,
     Connection,
     ConnectionState,
     DisplayStatus,
@@ -105,7 +107,7 @@ class DeviceCore:
         )
         self.poll_wait = poll_wait
         self.connection = ConnectionState(Connection.CONNECTING)
-        self._listeners: list[Callable[[], None]] = []
+        self._listeners: list[Callable[[Change], None]] = []
         self._client: GatewayClient | None = None
         self._tasks: list[asyncio.Task] = []
         self._outbox_ready = asyncio.Event()
@@ -116,14 +118,15 @@ class DeviceCore:
 
     # ---- observing ---------------------------------------------------------------------
 
-    def subscribe(self, listener: Callable[[], None]) -> Callable[[], None]:
+    def subscribe(self, listener: Callable[[Change], None]) -> Callable[[], None]:
+        """`listener(change)` after each change: the prompts that changed, or EVERYTHING."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
 
-    def _changed(self) -> None:
+    def _changed(self, change: Change = EVERYTHING) -> None:
         for listener in list(self._listeners):
             try:
-                listener()
+                listener(change)
             except Exception:  # a broken view must not stop the sync loop
                 log.exception("timeline listener failed")
 
@@ -133,7 +136,7 @@ class DeviceCore:
         state = ConnectionState(kind, next_try, detail)
         if state != self.connection:
             self.connection = state
-            self._changed()
+            self._changed(frozenset())  # no prompt changed
 
     def timeline(
         self, session_key: str | None = None, limit: int = 50, before: str | None = None
@@ -208,7 +211,7 @@ class DeviceCore:
 
     def _queued(self, prompt_id: str) -> TimelineItem:
         self._outbox_ready.set()
-        self._changed()
+        self._changed(frozenset({prompt_id}))
         item = self.item(prompt_id)
         assert item is not None
         return item
@@ -309,7 +312,7 @@ class DeviceCore:
                 backoff.reset()
                 self._set_connection(Connection.CONNECTED)
                 if changed:
-                    self._changed()
+                    self._changed(changed)
             except CursorExpired:
                 needs_resync = True
             except Unauthorized as exc:
@@ -382,7 +385,7 @@ class DeviceCore:
                     break
                 else:
                     backoff.reset()
-                self._changed()
+                self._changed(frozenset({entry.prompt_id}))
 
 
 class _Retry(Exception):

@@ -9,7 +9,7 @@ from app.protocol.strings import Strings
 from .chrome import ConnectionBanner, FilterChip, Notice, app_bar
 from .screen import Screen
 from .settings import clear_history_dialog, pair_dialog, settings_dialog
-from .state import ClockContext, ScreenState
+from .state import ScreenState
 from .stepper import StepperPanel
 from .timeline import Timeline
 
@@ -34,19 +34,16 @@ def App(screen: Screen, state: ScreenState) -> ft.View:
     ft.use_dialog(make(screen, strings) if make else None)
     waiting = len(state.waiting)
     ft.use_effect(lambda: _show_count_in_title(strings, waiting), [waiting, state.language])
-    return ClockContext(
-        screen.clock,
-        lambda: ft.View(
-            route="/",
-            appbar=app_bar(state, screen, strings),
-            controls=[
-                ConnectionBanner(state.connection, strings, state.gateway_url),
-                Notice(state.notice, screen, strings),
-                FilterChip(state, screen, strings),
-                Timeline(screen, state, strings),
-                StepperPanel(screen, state, strings),
-            ],
-            padding=0,
-            spacing=0,
-        ),
+    return ft.View(
+        route="/",
+        appbar=app_bar(state, screen, strings),
+        controls=[
+            ConnectionBanner(state.connection, strings, state.gateway_url, screen.clock),
+            Notice(state.notice, screen, strings),
+            FilterChip(state, screen, strings),
+            Timeline(screen, state, strings),
+            StepperPanel(screen, state, strings),
+        ],
+        padding=0,
+        spacing=0,
     )

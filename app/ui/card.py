@@ -17,17 +17,16 @@ from app.protocol.strings import Strings
 from app.protocol.text import shown_label
 
 from .screen import Screen
-from .state import ClockContext, scroll_key
+from .state import Clock, scroll_key
 from .theme import TAP
 
 URGENT_SECONDS = 60
 
 
 @ft.component
-def Countdown(record: PromptRecord, strings: Strings) -> ft.Control:
+def Countdown(record: PromptRecord, strings: Strings, clock: Clock) -> ft.Control:
     """Time left on the gateway's clock, by the contract's one rule (`seconds_left`); it turns
-    urgent in the last minute."""
-    clock = ft.use_context(ClockContext)
+    urgent in the last minute. Re-rendered alone each second: `clock` is observed."""
     left = record.seconds_left(clock.now_ms)
     urgent = left <= URGENT_SECONDS
     color = ft.Colors.ERROR if urgent else ft.Colors.PRIMARY
@@ -215,7 +214,7 @@ def AskerLine(record: PromptRecord) -> ft.Control:
 
 
 @ft.component
-def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
+def StatusRow(item: TimelineItem, strings: Strings, clock: Clock) -> ft.Control:
     return ft.Row(
         [
             ft.Row(
@@ -226,7 +225,7 @@ def StatusRow(item: TimelineItem, strings: Strings) -> ft.Control:
                 spacing=6,
                 tight=True,
             ),
-            Countdown(item.record, strings),
+            Countdown(item.record, strings, clock),
         ],
         alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
         wrap=True,
@@ -270,13 +269,18 @@ def CardButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings
     )
 
 
+@ft.memo  # the timeline re-renders with each change; an unchanged row is skipped
 @ft.component
 def UndoRow(
-    prompt_id: str, send_at: float, screen: Screen, strings: Strings, answered: str | None = None
+    prompt_id: str,
+    send_at: float,
+    screen: Screen,
+    strings: Strings,
+    clock: Clock,
+    answered: str | None = None,
 ) -> ft.Control:
     """A dismissed card, or one answered by one tap (`answered`: the choice), for a few
-    seconds: nothing has reached the gateway yet."""
-    clock = ft.use_context(ClockContext)  # re-render with the clock, once a second
+    seconds: nothing has reached the gateway yet. Its seconds move with `clock` (observed)."""
     seconds = max(0, round(send_at - clock.monotonic))
     said = (
         strings("answered_undo", answer=answered, seconds=seconds)
@@ -305,6 +309,7 @@ def UndoRow(
     )
 
 
+@ft.memo  # re-rendered only when its own prompt, choices or error change (#43)
 @ft.component
 def PromptCard(
     item: TimelineItem,
@@ -319,7 +324,9 @@ def PromptCard(
     questions = item.record.questions
     numbered = len(questions) > 1
     children: list[ft.Control] = [
-        ft.Column([StatusRow(item, strings), AskerLine(item.record)], spacing=2, tight=True)
+        ft.Column(
+            [StatusRow(item, strings, screen.clock), AskerLine(item.record)], spacing=2, tight=True
+        )
     ]
     for index, question in enumerate(questions):
         if index:

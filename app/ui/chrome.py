@@ -10,7 +10,7 @@ from app.protocol.asker import session_label
 from app.protocol.strings import Strings
 
 from .screen import Screen
-from .state import ClockContext, ScreenState
+from .state import Clock, ScreenState
 from .theme import TAP
 
 CONNECTION_LOOKS = {
@@ -52,9 +52,11 @@ def ConnectionIcon(connection: ConnectionState, strings: Strings, url: str) -> f
 
 
 @ft.component
-def ConnectionBanner(connection: ConnectionState, strings: Strings, url: str) -> ft.Control:
-    """Words only while not connected; connected, the app bar's icon says it."""
-    ft.use_context(ClockContext)  # the retry countdown moves with the clock
+def ConnectionBanner(
+    connection: ConnectionState, strings: Strings, url: str, clock: Clock
+) -> ft.Control:
+    """Words only while not connected; connected, the app bar's icon says it. The retry
+    countdown moves with `clock` (observed: each tick re-renders this alone)."""
     icon, color, _ = CONNECTION_LOOKS[connection.kind]
     # Always the same control, hidden when connected: Flet's client has drawn an error box
     # when a slot changed from one kind of control to another.

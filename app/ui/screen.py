@@ -5,10 +5,21 @@ from __future__ import annotations
 
 import contextlib
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
-from app.device import Connection, DeviceCore, PairingError, Settings, TimelineItem
+from app.device import (
+    Change,
+    Connection,
+    DeviceCore,
+    DisplayStatus,
+    PairingError,
+    Settings,
+    TimelineItem,
+)
+from app.device.store import created_key
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
 from app.protocol.pairing import url_problem
 from app.protocol.selection import CardAnswers
@@ -39,6 +50,32 @@ class Shortcut:
     prompt_id: str
     kind: str
     number: int = 0
+
+
+def _newest_created(item: TimelineItem) -> tuple[datetime, str]:
+    """Waiting cards are ordered by when they were asked (newest first)."""
+    return (item.record.created_at, item.id)
+
+
+def _newest_resolved(item: TimelineItem) -> tuple[datetime, str]:
+    """Summaries are ordered by when they were resolved (newest first)."""
+    return (item.record.resolved_at or item.record.created_at, item.id)
+
+
+def _insert(
+    items: list[TimelineItem],
+    item: TimelineItem,
+    order: Callable[[TimelineItem], tuple[datetime, str]],
+) -> None:
+    """Put `item` in its place in `items`, which is newest first by `order`."""
+    key = order(item)
+    at = next((n for n, other in enumerate(items) if order(other) < key), len(items))
+    items.insert(at, item)
+
+
+def _waits(item: TimelineItem) -> bool:
+    """Waiting in the store (sent by this device or not): what counts as pending."""
+    return item.record.is_pending and item.status != DisplayStatus.UNAVAILABLE
 
 
 def docked(state: ScreenState) -> TimelineItem | None:
@@ -95,8 +132,12 @@ class Screen:
         # Where the core's change notifications run: on this page's own loop context in the
         # app (so each tab updates its own components), at once in tests.
         self._schedule = schedule or (lambda fn: fn())
-        self._reload_pending = False
-        self._waiting_ids: set[str] = set()  # waiting in the store at the last reload
+        self._update_pending = False
+        self._changed_ids: set[str] | None = set()  # told by the core, not yet on screen
+        # Every prompt waiting in the store, whatever the session filter shows (id → its
+        # session): what is new among them is an arrival; they are the sessions' counts.
+        self._waiting: dict[str, str] = {}
+        self._activity: dict[str, str] = {}  # session → when it last asked (its order)
         self._paired_notice = ""  # the "Paired with …" line, while it is the one shown
         self._sent: set[str] = set()  # prompts this screen answered or dismissed
         # Told of questions that arrive while this screen is up (system notifications).
@@ -121,45 +162,90 @@ class Screen:
 
     # ---- from the core -----------------------------------------------------------------
 
-    def _core_changed(self) -> None:
-        """Coalesce a burst of core changes into one reload."""
-        if self._reload_pending:
+    def _core_changed(self, change: Change) -> None:
+        """Coalesce a burst of core changes into one update of the prompts they name (or one
+        reload, when the core says anything may have changed)."""
+        if change is None or self._changed_ids is None:  # EVERYTHING
+            self._changed_ids = None
+        else:
+            self._changed_ids |= change
+        if self._update_pending:
             return
-        self._reload_pending = True
-        self._schedule(self._reload_now)
+        self._update_pending = True
+        self._schedule(self._update_now)
 
-    def _reload_now(self) -> None:
-        self._reload_pending = False
-        self.reload()
+    def _update_now(self) -> None:
+        changed, self._changed_ids = self._changed_ids, set()
+        self._update_pending = False
+        if changed is None:  # EVERYTHING
+            self.reload()
+        else:
+            self.apply(changed)
 
     def reload(self) -> None:
-        """Read the timeline once: every question still waiting, then the newest history."""
+        """Read the timeline again: every question still waiting, then the newest history,
+        and what other tabs of this device saved (language, layout)."""
         state, core = self.state, self.core
         by_id: dict[str, TimelineItem] = {}
         for item in core.timeline(session_key=state.session, limit=HISTORY_PAGE):
             by_id[item.id] = item
         for item in core.waiting(session_key=state.session):
             by_id[item.id] = item
-        items = sorted(by_id.values(), key=lambda i: (i.record.created_at, i.id), reverse=True)
-        waiting = [i for i in items if i.is_open]
-        # History says when each was resolved: newest resolved first.
-        history = sorted(
-            (i for i in items if not i.is_open),
-            key=lambda i: (i.record.resolved_at or i.record.created_at, i.id),
-            reverse=True,
-        )
-        open_ids = {i.id for i in waiting}
-        # Arrivals are prompts the store did not hold waiting before, whatever the session
-        # filter shows: changing the filter brings no "new" question.
-        everywhere = core.waiting() if state.session else waiting
-        new = [i for i in everywhere if i.id not in self._waiting_ids]
-        self._waiting_ids = {i.id for i in everywhere}
-        arrived = any(i.id in open_ids for i in new)
-        self._tell_of_unsent_choices(open_ids, {i.id: i for i in history})
+        items = sorted(by_id.values(), key=_newest_created, reverse=True)
+        history = sorted((i for i in items if not i.is_open), key=_newest_resolved, reverse=True)
+        everywhere = core.waiting() if state.session else [i for i in items if _waits(i)]
+        arrived = [i for i in everywhere if i.id not in self._waiting]
+        self._waiting = {i.id: i.record.session_key for i in everywhere}
+        self._activity = core.store.session_activity()
         # Tabs of one web app are one device: a language saved in one reaches the others.
         state.language = core.store.get_meta("language") or state.language
         state.one_tap = core.store.get_meta(ONE_TAP) != "0"
         state.stepper = self._uses_stepper()
+        self._settle([i for i in items if i.is_open], history, arrived, resolved=history)
+
+    def apply(self, prompt_ids: set[str] | frozenset[str]) -> None:
+        """The prompts the core says changed, read one by one and put in their place; nothing
+        else is read, so a question reaches the screen as fast with 1,000 summaries as with
+        none (#43)."""
+        state, waiting, history = self.state, list(self.state.waiting), list(self.state.history)
+        arrived: list[TimelineItem] = []
+        resolved: list[TimelineItem] = []
+        for prompt_id in prompt_ids:
+            item = self.core.item(prompt_id)
+            waiting = [i for i in waiting if i.id != prompt_id]
+            history = [i for i in history if i.id != prompt_id]
+            if item is None:  # gone from the store
+                self._waiting.pop(prompt_id, None)
+                continue
+            session, created = item.record.session_key, created_key(item.record)
+            self._activity[session] = max(self._activity.get(session, ""), created)
+            if _waits(item):
+                if prompt_id not in self._waiting:
+                    arrived.append(item)
+                self._waiting[prompt_id] = item.record.session_key
+            else:
+                self._waiting.pop(prompt_id, None)
+            if state.session is not None and item.record.session_key != state.session:
+                continue
+            if item.is_open:
+                _insert(waiting, item, _newest_created)
+            else:
+                _insert(history, item, _newest_resolved)
+                resolved.append(item)
+        self._settle(waiting, history[: max(HISTORY_PAGE, len(state.history))], arrived, resolved)
+
+    def _settle(
+        self,
+        waiting: list[TimelineItem],
+        history: list[TimelineItem],
+        arrived: list[TimelineItem],
+        resolved: list[TimelineItem],
+    ) -> None:
+        """What follows from the timeline the screen now shows: each open card's choices, the
+        sessions' counts, a linked prompt, a new question brought into view."""
+        state = self.state
+        open_ids = {i.id for i in waiting}
+        self._tell_of_unsent_choices(open_ids, {i.id: i for i in resolved})
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
             for i in waiting
@@ -171,13 +257,15 @@ class Screen:
             state.active_card = None
         state.waiting = waiting
         state.history = history
-        state.sessions = core.store.sessions()
+        pending = Counter(self._waiting.values())
+        newest_first = sorted(self._activity, key=lambda k: (self._activity[k], k), reverse=True)
+        state.sessions = [(key, pending.get(key, 0)) for key in newest_first]
         self._connection_changed()
         was_loaded, state.loaded = state.loaded, True
-        self.clock.now_ms = core.clock.now_ms()
+        self.clock.now_ms = self.core.clock.now_ms()
         self.clock.monotonic = self.monotonic()
-        self._show_linked(open_ids, {i.id for i in history})
-        if arrived and was_loaded:
+        self._show_linked(open_ids)
+        if any(i.id in open_ids for i in arrived) and was_loaded:
             # A new question comes into view on top, unless the person opened a link to a
             # card that still waits: the new card above pushes it down, so it is brought back
             # into view (the title counts the new one).
@@ -185,8 +273,8 @@ class Screen:
                 state.linked_request += 1
             else:
                 state.scroll_to_top += 1
-        if new and was_loaded:
-            self.on_arrival(new)
+        if arrived and was_loaded:
+            self.on_arrival(arrived)
 
     def _tell_of_unsent_choices(
         self, open_ids: set[str], resolved: dict[str, TimelineItem]
@@ -201,13 +289,13 @@ class Screen:
                 header = item.record.questions[0].header
                 self.state.notice = self.strings("choice_not_sent", header=header)
 
-    def _show_linked(self, open_ids: set[str], history_ids: set[str]) -> None:
+    def _show_linked(self, open_ids: set[str]) -> None:
         """A prompt link waits until its prompt is here; then that card is chosen and shown.
         Once connected and synced without it, the person is told it is not here."""
         state, target = self.state, self.state.awaiting_link
         if target is None:
             return
-        if target in open_ids or target in history_ids:
+        if target in open_ids or any(i.id == target for i in state.history):
             state.awaiting_link = None
             state.linked = target
             state.linked_request += 1
@@ -224,8 +312,8 @@ class Screen:
         self.clock.now_ms = now
         self.clock.monotonic = self.monotonic()
         self.send_dismissals(due_only=True)
-        if any(i.record.overdue(now) for i in self.state.waiting):
-            self.reload()
+        if overdue := {i.id for i in self.state.waiting if i.record.overdue(now)}:
+            self.apply(overdue)
         self._connection_changed()
 
     def _connection_changed(self) -> None:
@@ -328,7 +416,7 @@ class Screen:
         answers = self.state.selections.get(prompt_id)
         if answers is None or not answers.complete:
             return False
-        self._sent.add(prompt_id)  # first: the core's change reloads this screen at once
+        self._sent.add(prompt_id)  # first: the core's change updates this screen at once
         try:
             self.core.answer(prompt_id, answers.answers())
         except ProtocolError as exc:
@@ -339,7 +427,7 @@ class Screen:
                 prompt_id: self.strings("invalid_answer", detail=detail),
             }
             return False
-        self.reload()
+        self.apply({prompt_id})
         return True
 
     def dismiss(self, prompt_id: str) -> None:
@@ -386,7 +474,7 @@ class Screen:
                     self.core.answer(prompt_id, answers.answers())
                 else:
                     self.core.dismiss(prompt_id)
-        self.reload()
+        self.apply(set(due))
 
     def key(self, key: str, modifiers: bool = False) -> bool:
         """A key press from the page; True when it was a shortcut and acted."""

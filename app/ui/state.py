@@ -47,7 +47,9 @@ def process_runs(pid: int) -> bool:
 @dataclass
 class Clock:
     """Now on the gateway's clock (ms): the one value every countdown reads. It ticks once a
-    second without touching the store."""
+    second without touching the store. Countdowns take it as an argument (not a context: a
+    memoized card's countdown lost its way up to a context provider, #43), so Flet re-renders
+    only them on a tick."""
 
     now_ms: int = 0
     monotonic: float = 0.0  # this device's monotonic clock (s), for the Undo seconds
@@ -107,9 +109,6 @@ class ScreenState:
     options: AppOptions = field(default_factory=AppOptions)
     web: bool = False  # a browser tab (the stepper is offered), not the phone or desktop app
     loaded: bool = False
-
-
-ClockContext = ft.create_context(Clock())  # what countdowns read: the screen's one clock
 
 
 def scroll_key(prompt_id: str) -> str:

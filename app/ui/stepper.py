@@ -73,7 +73,7 @@ def StepBar(
     count = len(item.record.questions)
     words: list[ft.Control] = [
         ft.Text(strings("step_of", n=step + 1, count=count), size=14, weight=ft.FontWeight.W_600),
-        Countdown(item.record, strings),
+        Countdown(item.record, strings, screen.clock),
         AskerLine(item.record),
     ]
     if waiting > 1:
@@ -168,7 +168,7 @@ def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings
                     overflow=ft.TextOverflow.ELLIPSIS,
                     expand=True,
                 ),
-                Countdown(item.record, strings),
+                Countdown(item.record, strings, screen.clock),
                 icon_button(
                     ft.Icons.KEYBOARD_ARROW_UP,
                     strings("expand_question"),
@@ -192,7 +192,9 @@ def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
     if item is not None and item.id in state.undo:
         answered = one_tap_answer(state, item.id)
         children = [
-            UndoRow(item.id, state.undo[item.id], screen, strings, answered, key="undo")  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+            UndoRow(
+                item.id, state.undo[item.id], screen, strings, screen.clock, answered, key="undo"
+            )  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
         ]
     elif item is not None:
         answers = state.selections[item.id]

@@ -5,6 +5,8 @@ centred column."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from functools import partial
 
 import flet as ft
 
@@ -43,6 +45,25 @@ def EmptyTimeline(strings: Strings, waiting: bool) -> ft.Control:
 LINK_SCROLL_DELAYS = (0.3, 1.0)  # seconds before each scroll to a linked card
 
 
+def _reused(
+    rows: dict[str, tuple[tuple, ft.Control]],
+    key: str,
+    args: tuple,
+    make: Callable[[], ft.Control],
+) -> ft.Control:
+    """The row this key had in the last render while it shows the same things, else a new one.
+
+    Flet's diff stops at a child it is handed again (the same object); a new row, even a
+    memoized one, costs a comparison of its arguments and a move of its state, and a hundred
+    summaries made a question's update 2x slower (#43)."""
+    held = rows.get(key)
+    if held is not None and all(a is b or a == b for a, b in zip(held[0], args, strict=True)):
+        return held[1]
+    control = make()
+    rows[key] = (args, control)
+    return control
+
+
 @ft.component
 def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     scroller: ft.Ref[ft.Column] = ft.use_memo(ft.Ref, [])
@@ -68,6 +89,13 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     # A link opened one prompt: bring it into view.
     ft.use_effect(show_linked, [state.linked_request])
 
+    rows: dict[str, tuple[tuple, ft.Control]] = ft.use_memo(dict, [])
+    used: set[str] = set()
+
+    def row(key: str, args: tuple, make: Callable[[], ft.Control]) -> ft.Control:
+        used.add(key)
+        return _reused(rows, key, args, make)
+
     items: list[ft.Control] = []
     # In the browser's stepper the waiting prompts are in the panel under the timeline.
     for item in [] if state.stepper else state.waiting:
@@ -75,28 +103,43 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
             answered = one_tap_answer(state, item.id)
             items.append(
                 UndoRow(
-                    item.id, state.undo[item.id], screen, strings, answered, key=f"undo-{item.id}"
+                    item.id,
+                    state.undo[item.id],
+                    screen,
+                    strings,
+                    screen.clock,
+                    answered,
+                    key=f"undo-{item.id}",
                 )  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
             )
         else:
+            linked = item.id == state.linked
+            answers, error = state.selections[item.id], state.errors.get(item.id)
             items.append(
-                PromptCard(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
-                    item,
-                    state.selections[item.id],
-                    state.errors.get(item.id),
-                    screen,
-                    strings,
-                    linked=item.id == state.linked,
-                    key=item.id,
+                row(
+                    item.id,
+                    (item, answers, error, strings, linked),
+                    partial(PromptCard, item, answers, error, screen, strings, linked, key=item.id),
                 )
             )
-    items += [
-        SummaryTile(item, strings, linked=item.id == state.linked, key=f"summary-{item.id}")  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
-        for item in state.history
-    ]
+    for item in state.history:
+        linked = item.id == state.linked
+        items.append(
+            row(
+                f"summary-{item.id}",
+                (item, strings, linked),
+                partial(SummaryTile, item, strings, linked, key=f"summary-{item.id}"),
+            )
+        )
+    for gone in rows.keys() - used:
+        del rows[gone]
     if not items and state.loaded:
         items = [EmptyTimeline(strings, bool(state.waiting), key="empty")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
     side = side_padding(state.width)
+    # A Column, not a lazily built ListView: in a ListView Flutter merges each row's texts into
+    # one label (a screen reader and a search by text lose them), and a link cannot scroll to a
+    # card below the fold that was never built. Rows the update did not touch are handed to
+    # Flet again as the same objects (`_reused`), so a long history costs a new question little.
     return ft.Column(
         [
             ft.Container(

@@ -132,7 +132,10 @@ def test_page_and_sessions_and_clear_history(tmp_path):
     older = store.page(limit=3, before="pr_2")
     assert [p.record.id for p in older] == ["pr_0", "pr_1"]
     assert [p.record.id for p in store.page(session_key="a")] == ["pr_1", "pr_3"]
-    assert store.sessions() == [("b", 1), ("a", 0)]
+    assert store.session_activity() == {
+        "a": "2026-12-02T10:03:00.000Z",
+        "b": "2026-12-02T10:04:00.000Z",
+    }
     assert store.clear_history() == 4
     assert [p.record.id for p in store.page()] == ["pr_4"]  # the pending one stays
 

@@ -156,6 +156,93 @@ def test_the_clock_ticks_without_reading_the_store(screen, monkeypatch):
     assert reads == []
 
 
+def _no_whole_reads(screen, monkeypatch) -> None:
+    """From here on, a read of the whole timeline (or a scan of every prompt) fails."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read the whole timeline for one changed prompt")
+
+    for name in ("page", "waiting", "session_activity", "count"):
+        monkeypatch.setattr(screen.core.store, name, refuse)
+    monkeypatch.setattr(screen, "reload", refuse)
+
+
+def test_a_change_from_the_core_reads_only_the_prompts_it_names(screen, monkeypatch):
+    """#43: a question reaches the screen without reading or re-sorting the history."""
+    add(screen, *[record(f"pr_h{n:03d}", n % 50, status="answered") for n in range(300)])
+    add(screen, record("pr_wait", 5, session="other"))
+    arrived = []
+    screen.on_arrival = lambda items: arrived.extend(i.id for i in items)
+    top = screen.state.scroll_to_top
+    _no_whole_reads(screen, monkeypatch)
+
+    screen.core.store.apply(record("pr_new", 59))
+    screen._core_changed(frozenset({"pr_new"}))
+    assert [i.id for i in screen.state.waiting] == ["pr_new", "pr_wait"]
+    assert arrived == ["pr_new"] and screen.state.scroll_to_top == top + 1
+    assert screen.state.sessions == [("main", 1), ("other", 1)]
+    assert set(screen.state.selections) == {"pr_new", "pr_wait"}
+
+    screen.core.store.apply(
+        record(
+            "pr_new",
+            59,
+            status="answered",
+            answers={"target": ["Production"]},
+            resolvedAt=NOW.isoformat(),
+        )
+    )
+    screen._core_changed(frozenset({"pr_new"}))
+    assert [i.id for i in screen.state.waiting] == ["pr_wait"]
+    assert screen.state.history[0].id == "pr_new"
+    assert screen.state.history[0].status == DisplayStatus.ANSWERED_ELSEWHERE
+    assert screen.state.sessions == [("main", 0), ("other", 1)]
+    assert arrived == ["pr_new"]  # resolving is no arrival
+
+
+def test_changes_applied_one_by_one_show_what_a_reload_shows(screen):
+    """The incremental path and the whole read agree, under the session filter too."""
+    add(screen, *[record(f"pr_h{n}", n, status="expired") for n in range(0, 20, 2)])
+    steps = [
+        record("pr_a", 30),
+        record("pr_b", 31, session="other"),
+        record("pr_a", 30, status="dismissed", resolvedAt=NOW.isoformat()),
+        record("pr_c", 25),
+        record("pr_b", 31, status="cancelled", session="other"),
+        record("pr_d", 40, session="other"),
+    ]
+    for session in (None, "other"):
+        screen.set_session(session)
+        for step in steps:
+            screen.core.store.apply(step.model_copy(update={"id": f"{step.id}{session}"}))
+            screen._core_changed(frozenset({f"{step.id}{session}"}))
+            shown = ([i.id for i in screen.state.waiting], [i.id for i in screen.state.history])
+            sessions = screen.state.sessions
+            screen.reload()
+            assert shown == (
+                [i.id for i in screen.state.waiting],
+                [i.id for i in screen.state.history],
+            )
+            assert sessions == screen.state.sessions
+
+
+def test_a_burst_of_changes_is_one_update_and_everything_is_one_reload(screen, monkeypatch):
+    queued = []
+    screen._schedule = queued.append
+    reloads, applied = [], []
+    monkeypatch.setattr(screen, "reload", lambda: reloads.append(1))
+    monkeypatch.setattr(screen, "apply", lambda ids: applied.append(set(ids)))
+    screen._core_changed(frozenset({"pr_a"}))
+    screen._core_changed(frozenset({"pr_b"}))
+    assert len(queued) == 1
+    queued.pop()()
+    assert applied == [{"pr_a", "pr_b"}] and reloads == []
+    screen._core_changed(frozenset({"pr_c"}))
+    screen._core_changed(None)  # anything may have changed
+    queued.pop()()
+    assert reloads == [1] and applied == [{"pr_a", "pr_b"}]
+
+
 def test_summary_says_what_was_asked():
     rec = record("pr_a", 1, status="answered", answers={"target": ["Production"]})
     done = TimelineItem(rec, DisplayStatus.ANSWERED_HERE, 0, {"target": ["Production"]})
