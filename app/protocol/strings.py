@@ -74,6 +74,7 @@ _EN = {
     "this page with its own folder: ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port "
     "8551 --no-gateway, then pair it.",
     "empty_history": "What you answer stays here, as a summary.",
+    "show_older": "Show older ({count})",
     "step_of": "Question {n} of {count}",
     "more_waiting": "{count} more waiting",
     "back": "Back",
@@ -179,6 +180,7 @@ _FA = {
     "خودش اجرا کنید: ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port 8551 "
     "--no-gateway و سپس آن را جفت کنید.",
     "empty_history": "پاسخ‌های شما این‌جا به شکل خلاصه می‌مانند.",
+    "show_older": "نمایش قدیمی‌ترها ({count})",
     "step_of": "پرسش {n} از {count}",
     "more_waiting": "{count} پرسش دیگر در انتظار",
     "back": "قبلی",

@@ -25,9 +25,10 @@ from app.protocol.pairing import url_problem
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .state import AppOptions, Clock, ScreenState, SettingsDraft
+from .state import HISTORY_SHOWN, AppOptions, Clock, ScreenState, SettingsDraft
 
-HISTORY_PAGE = 100
+HISTORY_PAGE = 100  # summaries read from the store at first
+OLDER_STEP = 24  # summaries more drawn by each "Show older"
 ONE_TAP = "one_tap"  # the store's setting: "0" turns one-tap answers off
 # The store's setting for a browser: "cards" stacks every question as the phone app does;
 # anything else (the default) is the specification's docked stepper.
@@ -138,6 +139,7 @@ class Screen:
         # session): what is new among them is an arrival; they are the sessions' counts.
         self._waiting: dict[str, str] = {}
         self._activity: dict[str, str] = {}  # session → when it last asked (its order)
+        self._older_read = 0  # summaries read beyond the first page, for "Show older"
         self._paired_notice = ""  # the "Paired with …" line, while it is the one shown
         self._sent: set[str] = set()  # prompts this screen answered or dismissed
         # Told of questions that arrive while this screen is up (system notifications).
@@ -187,7 +189,7 @@ class Screen:
         and what other tabs of this device saved (language, layout)."""
         state, core = self.state, self.core
         by_id: dict[str, TimelineItem] = {}
-        for item in core.timeline(session_key=state.session, limit=HISTORY_PAGE):
+        for item in core.timeline(session_key=state.session, limit=self._history_limit):
             by_id[item.id] = item
         for item in core.waiting(session_key=state.session):
             by_id[item.id] = item
@@ -232,7 +234,9 @@ class Screen:
             else:
                 _insert(history, item, _newest_resolved)
                 resolved.append(item)
-        self._settle(waiting, history[: max(HISTORY_PAGE, len(state.history))], arrived, resolved)
+        self._settle(
+            waiting, history[: max(self._history_limit, len(state.history))], arrived, resolved
+        )
 
     def _settle(
         self,
@@ -295,7 +299,10 @@ class Screen:
         state, target = self.state, self.state.awaiting_link
         if target is None:
             return
-        if target in open_ids or any(i.id == target for i in state.history):
+        at = next((n for n, i in enumerate(state.history) if i.id == target), None)
+        if target in open_ids or at is not None:
+            if at is not None and at >= state.history_shown:  # an old summary: drawn too
+                state.history_shown = at + 1
             state.awaiting_link = None
             state.linked = target
             state.linked_request += 1
@@ -548,8 +555,22 @@ class Screen:
     def close_notice(self) -> None:
         self.state.notice = ""
 
+    @property
+    def _history_limit(self) -> int:
+        """Summaries read from the store: the first page, and more once older were asked for."""
+        return HISTORY_PAGE + self._older_read
+
+    def show_older(self) -> None:
+        """ "Show older": more summaries drawn, read from the store once those held run out."""
+        state = self.state
+        state.history_shown += OLDER_STEP
+        if state.history_shown >= len(state.history):
+            self._older_read = max(self._older_read, state.history_shown)
+            self.reload()
+
     def set_session(self, session: str | None) -> None:
         self.state.session = session
+        self.state.history_shown = HISTORY_SHOWN
         self.reload()
 
     def open_dialog(self, name: str | None) -> None:

@@ -69,6 +69,9 @@ class SettingsDraft:
     stepper: bool = True  # in a browser: one question at a time, docked at the bottom
 
 
+HISTORY_SHOWN = 12  # summaries drawn at first: more than the tallest screen shows
+
+
 @ft.observable
 @dataclass
 class ScreenState:
@@ -78,6 +81,10 @@ class ScreenState:
     )
     waiting: list[TimelineItem] = field(default_factory=list)  # open cards, newest first
     history: list[TimelineItem] = field(default_factory=list)  # summaries, newest first
+    # How many of them the timeline draws: more than a tall screen holds, so the page lays out
+    # and tells a screen reader of a dozen rows, not of every answer kept (#43); "Show older"
+    # draws more.
+    history_shown: int = HISTORY_SHOWN
     sessions: list[tuple[str, int]] = field(default_factory=list)  # (key, pending)
     session: str | None = None  # the session filter; None shows every session
     selections: dict[str, CardAnswers] = field(default_factory=dict)

@@ -16,6 +16,7 @@ from .card import PromptCard, UndoRow
 from .screen import Screen, one_tap_answer
 from .state import ScreenState, scroll_key
 from .summary import SummaryTile
+from .theme import TAP
 
 MAX_WIDTH = 840  # the column's widest, on desktops
 EDGE = 12  # the margin at the sides on phones
@@ -39,6 +40,20 @@ def EmptyTimeline(strings: Strings, waiting: bool) -> ft.Control:
         padding=ft.Padding.symmetric(horizontal=32, vertical=12 if waiting else 32),
         alignment=ft.Alignment.CENTER,
         rtl=strings.rtl,
+    )
+
+
+@ft.component
+def OlderButton(screen: Screen, strings: Strings, hidden: int) -> ft.Control:
+    """Under the summaries drawn: draw older ones (the count is of those already read)."""
+    return ft.Container(
+        ft.TextButton(
+            strings("show_older", count=hidden),
+            icon=ft.Icons.EXPAND_MORE,
+            on_click=lambda _: screen.show_older(),
+            height=TAP,
+        ),
+        alignment=ft.Alignment.CENTER,
     )
 
 
@@ -122,7 +137,7 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                     partial(PromptCard, item, answers, error, screen, strings, linked, key=item.id),
                 )
             )
-    for item in state.history:
+    for item in state.history[: state.history_shown]:
         linked = item.id == state.linked
         items.append(
             row(
@@ -133,6 +148,8 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
         )
     for gone in rows.keys() - used:
         del rows[gone]
+    if len(state.history) > state.history_shown:
+        items.append(OlderButton(screen, strings, len(state.history) - state.history_shown))
     if not items and state.loaded:
         items = [EmptyTimeline(strings, bool(state.waiting), key="empty")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
     side = side_padding(state.width)

@@ -11,6 +11,7 @@ from PIL import Image
 from playwright.sync_api import expect
 
 from app.agent import ask_user
+from app.ui.state import HISTORY_SHOWN
 from tests.support import (
     AGENT_TOKEN,
     DEVICE_TOKEN,
@@ -604,6 +605,25 @@ def test_clear_history_with_three_tabs_open_closes_its_dialog_every_time(browser
     expect(tabs[2].get_by_text("No questions yet", exact=False)).to_be_visible(timeout=TIMEOUT)
     tabs[1].get_by_role("button", name="Cancel").click()
     expect(tabs[1].get_by_role("button", name="Cancel")).to_have_count(0, timeout=TIMEOUT)
+
+
+def test_a_long_history_draws_a_screenful_and_show_older_draws_the_rest(browser, stack):
+    """#43: a dozen summaries are drawn (a question arriving above them costs the page what it
+    costs above none); the rest are a tap away, at the end of the timeline."""
+    gateway, app = stack
+    page = open_app(browser, app.url, "iphone-se")  # the app keeps what it hears from now on
+    expect(page.get_by_text(re.compile("^No questions yet"))).to_be_visible(timeout=TIMEOUT)
+    for _ in range(HISTORY_SHOWN + 2):
+        created = gateway.create(session="main")
+        assert device_post(gateway.url, created["id"], "dismiss", {"deviceId": "other"}).is_success
+    dismissed = page.get_by_role("button", name=re.compile(r"^Dismissed"))
+    expect(dismissed).to_have_count(HISTORY_SHOWN, timeout=TIMEOUT)
+    older = page.get_by_role("button", name="Show older (2)")
+    older.scroll_into_view_if_needed()
+    shot(page, "20-show-older-phone")
+    older.click()
+    expect(dismissed).to_have_count(HISTORY_SHOWN + 2, timeout=TIMEOUT)
+    expect(older).to_have_count(0)
 
 
 def test_session_filter_shows_one_session(browser, stack, agent):

@@ -13,7 +13,17 @@ from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.text import shown_label
-from app.ui.screen import CARDS, ONE_TAP, UNDO_SECONDS, WEB_LAYOUT, Screen, docked, shortcut
+from app.ui.screen import (
+    CARDS,
+    OLDER_STEP,
+    ONE_TAP,
+    UNDO_SECONDS,
+    WEB_LAYOUT,
+    Screen,
+    docked,
+    shortcut,
+)
+from app.ui.state import HISTORY_SHOWN
 from app.ui.summary import shorten, summary_lines
 
 NOW = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
@@ -136,6 +146,30 @@ def test_every_waiting_prompt_is_shown_however_long_the_history(screen, monkeypa
     add(screen, *[record(f"pr_{n}", n, status="expired") for n in range(1, 10)])
     assert [i.id for i in screen.state.waiting] == ["pr_0"]
     assert len(screen.state.history) == 3
+
+
+def test_a_dozen_summaries_are_drawn_and_show_older_draws_and_reads_more(screen, monkeypatch):
+    """#43: the page draws a screenful of summaries, not every answer kept; "Show older" draws
+    more, reading the store again once the summaries held run out."""
+    monkeypatch.setattr("app.ui.screen.HISTORY_PAGE", 40)
+    add(screen, *[record(f"pr_{n:03d}", n % 60, status="expired") for n in range(80)])
+    state = screen.state
+    assert state.history_shown == HISTORY_SHOWN and len(state.history) == 40
+    screen.show_older()
+    assert state.history_shown == HISTORY_SHOWN + OLDER_STEP and len(state.history) == 40
+    screen.show_older()  # past the 40 held: the store is read for more
+    assert state.history_shown == HISTORY_SHOWN + 2 * OLDER_STEP
+    assert len(state.history) == 80
+    screen.set_session("main")  # another view starts with a screenful again
+    assert state.history_shown == HISTORY_SHOWN
+
+
+def test_a_link_to_an_old_summary_draws_down_to_it(screen):
+    add(screen, *[record(f"pr_{n:03d}", n, status="dismissed") for n in range(40)])
+    assert screen.open_link("/prompt/pr_005")
+    assert screen.state.linked == "pr_005"
+    at = [i.id for i in screen.state.history].index("pr_005")
+    assert at >= HISTORY_SHOWN and screen.state.history_shown == at + 1
 
 
 def test_a_new_question_asks_the_timeline_to_show_its_top(screen):
