@@ -108,6 +108,7 @@ class GatewayApp:
             )
             reminders.start(loop)
             gateway.on_created = _default_persons(announcer.announce, reminders)
+            gateway.on_engaged = reminders.engaged
             self._stop += [announcer.close, reminders.stop]
         retention = loop.create_task(_retain(gateway, config))
 
@@ -168,7 +169,10 @@ def _default_persons(
 
 
 async def _pending(gateway: Gateway, prompt_id: str) -> bool:
-    return (await gateway.get(prompt_id, None)).is_pending
+    """Still waiting, and its deadline never moved for the person answering it (that may have
+    been told to another gateway process)."""
+    record = await gateway.get(prompt_id, None)
+    return record.is_pending and record.original_expires_at is None
 
 
 async def _retain(gateway: Gateway, config: GatewayConfig) -> None:

@@ -195,3 +195,41 @@ def test_a_reminder_when_a_fifth_of_the_time_is_left_once_and_only_while_pending
         assert len(reminders()) == 1
     finally:
         gateway.stop()
+
+
+def test_no_reminder_once_the_person_is_answering(tmp_path, receiver):
+    """#44: a reminder interrupts nobody who has started answering: the app said so (whether or
+    not the deadline moved), here on a prompt with time enough left, and on one whose deadline
+    the answering moved."""
+    from tests.support import start_gateway
+
+    gateway = start_gateway(tmp_path / "gateway", notify_urls=(receiver.url,))
+    try:
+        early = gateway.create(sessionKey="early", timeoutSeconds=600)
+        late = gateway.create(sessionKey="late", timeoutSeconds=60)
+        plain = gateway.create(sessionKey="plain", timeoutSeconds=60)
+        wait_until(lambda: len(receiver.received) == 3, timeout=20)
+        body = {"deviceId": "phone"}
+        assert gateway.device.post(f"/v1/prompts/{early['id']}/engaged", json=body).is_success
+        gateway.clock.advance(40)  # 20 s left of the minute ones
+        moved = gateway.device.post(f"/v1/prompts/{late['id']}/engaged", json=body).json()
+        assert moved["originalExpiresAt"] is not None
+        gateway.clock.advance(10)  # 10 s left of the minute ones: both their reminders due
+
+        def reminders() -> list[str]:
+            return [m["message"] for m in receiver.received if m["title"].startswith("Reminder")]
+
+        def marker(name: str) -> None:  # queued after any reminder due before it
+            gateway.create(sessionKey=name)
+            wait_until(lambda: any(name in m["title"] for m in receiver.received), timeout=20)
+
+        wait_until(reminders, timeout=20)
+        marker("marker-1")
+        [reminded] = reminders()
+        assert plain["id"] in reminded
+        gateway.clock.advance(440)  # the 600 s prompt's reminder due, and it still pending
+        marker("marker-2")
+        assert len(reminders()) == 1
+        assert gateway.device.get(f"/v1/prompts/{early['id']}").json()["status"] == "pending"
+    finally:
+        gateway.stop()

@@ -1,7 +1,8 @@
 """One reminder per prompt through the notifiers, when a fifth of its time is left
 (docs/PROTOCOL.md v1.4): a question announced once and then silence is easy to miss.
 
-Only prompts asked for at least a minute get one, and only while still pending when it is due.
+Only prompts asked for at least a minute get one, only while still pending when it is due, and
+none once the person has started answering (the app said so, or its deadline was moved for it).
 The reminder carries the same answer link as the announcement, whose token only this process
 knows (the store keeps its hash): so the process that announced a prompt reminds of it, and a
 prompt it announced before a restart is not reminded of. Its timer is the deadline timer's,
@@ -33,7 +34,7 @@ class _Due:
 
 class Reminders:
     """`remind(record, token, minutes_left)` is called once per prompt still pending when its
-    reminder is due; `still_pending(prompt_id)` says whether it is."""
+    reminder is due; `still_pending(prompt_id)` says whether it is (and not being answered)."""
 
     def __init__(
         self,
@@ -61,6 +62,10 @@ class Reminders:
         at_ms = record.expires_ms - total_ms // LEFT_SHARE
         self._due[record.id] = _Due(at_ms, record, link_token)
         self._timer.add(at_ms, record.id)
+
+    def engaged(self, prompt_id: str) -> None:
+        """The person is answering this prompt: a reminder would only interrupt them."""
+        self._due.pop(prompt_id, None)
 
     async def _remind_due(self, now_ms: int) -> None:
         for prompt_id in [p for p, due in self._due.items() if due.at_ms <= now_ms]:

@@ -114,6 +114,7 @@ class Gateway:
         # Told of each new prompt, its person and its answer link's token (which only the
         # notification carries: the gateway keeps its hash).
         self.on_created: Callable[[PromptRecord, str, str], None] | None = None
+        self.on_engaged: Callable[[str], None] | None = None  # the person is answering it
 
     # ---- life --------------------------------------------------------------------------
 
@@ -313,6 +314,8 @@ class Gateway:
         record = await self.get(prompt_id, person)
         if not record.is_pending:
             raise _already_resolved(record)
+        if self.on_engaged is not None:
+            self.on_engaged(prompt_id)  # e.g. no reminder of what the person is answering
         grace_ms = self.engaged_grace_seconds * 1000
         now = self.clock.now_ms()
         original = record.original_expires_at or record.expires_at
