@@ -297,7 +297,12 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
 def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
     """The app for browsers: Flet's own FastAPI app (its documented way to host), served by
     uvicorn, so the page's title, description and install manifest say Ask User, not Flet
-    (`ft.run` passes no app name). Nothing is loaded from a CDN."""
+    (`ft.run` passes no app name). Nothing is loaded from a CDN.
+
+    The renderer is Flutter's own choice (AUTO): skwasm (the client compiled to WebAssembly,
+    drawing on a worker: Flet serves the page cross-origin isolated) in Chromium-based
+    browsers, CanvasKit in Safari and Firefox. On a new question skwasm's frame took 31-67 ms
+    where CanvasKit's took 71-123 on the benchmark's host (#43)."""
     import flet as ft
     import flet_web.fastapi as flet_fastapi  # type: ignore[import-untyped]  # flet-web ships no py.typed
     import uvicorn
@@ -311,7 +316,7 @@ def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
         app_name=strings("app_title"),
         app_short_name=strings("app_title"),
         app_description=strings("app_description"),
-        web_renderer=ft.WebRenderer.CANVAS_KIT,
+        web_renderer=ft.WebRenderer.AUTO,
         no_cdn=True,
     )
     # The fallback fonts the client asks for by Google Fonts' names (emoji, Arabic script),

@@ -51,12 +51,21 @@ def ConnectionIcon(connection: ConnectionState, strings: Strings, url: str) -> f
     )
 
 
-@ft.component
 def ConnectionBanner(
     connection: ConnectionState, strings: Strings, url: str, clock: Clock
 ) -> ft.Control:
-    """Words only while not connected; connected, the app bar's icon says it. The retry
-    countdown moves with `clock` (observed: each tick re-renders this alone)."""
+    """Words only while not connected; connected, the app bar's icon says it. Only while it
+    counts down to the next try does it move with the clock (#43: a tick re-renders nothing
+    that did not change)."""
+    counting = connection.kind == Connection.RECONNECTING
+    return _ConnectionBanner(connection, strings, url, clock if counting else None)
+
+
+@ft.component
+def _ConnectionBanner(
+    connection: ConnectionState, strings: Strings, url: str, clock: Clock | None
+) -> ft.Control:
+    """`clock`, when given, is observed: each tick re-renders the retry countdown."""
     icon, color, _ = CONNECTION_LOOKS[connection.kind]
     # Always the same control, hidden when connected: Flet's client has drawn an error box
     # when a slot changed from one kind of control to another.

@@ -17,17 +17,19 @@ observer seeing it, and to its frame done) is measured too.
 
 `ASK_USER_BENCH_BASELINE_TREE=/path/to/old/checkout` runs that checkout's app beside this
 one, alternating question by question, and reports each figure as a ratio to it.
+`OPENCLAW_URL=ws://127.0.0.1:18789 OPENCLAW_TOKEN=…` does the same with OpenClaw's Control UI
+(served by its running gateway), asked OpenClaw's own `question.request`.
 """
 
 from __future__ import annotations
 
 import os
-import statistics
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, Page, async_playwright
 
@@ -173,26 +175,22 @@ def _prompt(marker: str) -> dict[str, Any]:
 
 
 class _Screen:
-    """One app (this tree's or the baseline's) in one browser page, with its clock offset."""
+    """One system's page in the browser, with its clock offset and what it measured."""
 
-    def __init__(self, name: str, app: AppProcess) -> None:
-        self.name, self.app = name, app
+    name = ""
+
+    def __init__(self) -> None:
         self.page: Page | None = None
         self.offset = 0.0  # monotonic s = performance.now() / 1000 + offset
         self.error_ms = 0.0
         self.samples: dict[str, list[float]] = {"wire": [], "text": [], "frame": []}
 
-    async def open(self, browser: Browser, device: str) -> None:
+    async def _load(self, browser: Browser, device: str, url: str) -> Page:
         context = await browser.new_context(**DEVICES[device])
         await context.add_init_script(DETECTOR)
         page = self.page = await context.new_page()
-        await page.goto(self.app.url)
-        await page.wait_for_selector("flutter-view", timeout=60_000)
-        placeholder = page.locator("flt-semantics-placeholder")
-        await placeholder.wait_for(state="attached", timeout=60_000)
-        await placeholder.dispatch_event("click")
-        await page.wait_for_selector("flt-semantics", state="attached", timeout=30_000)
-        await self.synchronise()
+        await page.goto(url)
+        return page
 
     async def synchronise(self, rounds: int = 60) -> None:
         """The page's clock on ours, by the fastest round trip of many."""
@@ -216,13 +214,13 @@ class _Screen:
             frames.append(frame / 1000)
         return texts, frames
 
-    async def ask(self, agent: RawHttp, device: RawHttp, marker: str) -> None:
-        """One question: create, wait for its frame, answer it (it joins the history)."""
+    async def ask(self, marker: str) -> None:
+        """One question: created just after t0, its frame waited for, then answered (so the
+        next starts clean)."""
         assert self.page is not None
         await self.page.evaluate(ARM, marker)
         t0 = time.monotonic()
-        status, record = await agent.request("POST", "/v1/prompts", _prompt(marker))
-        assert status == 201, record
+        asked = await self._create(marker)
         await self.page.wait_for_function(
             "() => window.__askBench.frame !== null", timeout=30_000, polling=20
         )
@@ -230,9 +228,47 @@ class _Screen:
         for name, at in (("wire", wire), ("text", text), ("frame", frame)):
             if at is not None:
                 self.samples[name].append(at / 1000 + self.offset - t0)
-        status, body = await device.request(
+        await self._answer(asked, marker)
+
+    async def open(self, browser: Browser, device: str) -> None:
+        raise NotImplementedError
+
+    async def _create(self, marker: str) -> str:
+        raise NotImplementedError
+
+    async def _answer(self, asked: str, marker: str) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class _AppScreen(_Screen):
+    """Our app (this tree's or a baseline checkout's) against the benchmark's gateway."""
+
+    def __init__(self, name: str, app: AppProcess, agent: RawHttp, device: RawHttp) -> None:
+        super().__init__()
+        self.name, self.app, self.agent, self.device = name, app, agent, device
+
+    async def open(self, browser: Browser, device: str) -> None:
+        page = await self._load(browser, device, self.app.url)
+        await page.wait_for_selector("flutter-view", timeout=60_000)
+        placeholder = page.locator("flt-semantics-placeholder")
+        await placeholder.wait_for(state="attached", timeout=60_000)
+        await placeholder.dispatch_event("click")
+        await page.wait_for_selector("flt-semantics", state="attached", timeout=30_000)
+        await self.synchronise()
+
+    async def _create(self, marker: str) -> str:
+        status, record = await self.agent.request("POST", "/v1/prompts", _prompt(marker))
+        assert status == 201, record
+        return str(record["id"])
+
+    async def _answer(self, asked: str, marker: str) -> None:
+        assert self.page is not None
+        status, body = await self.device.request(
             "POST",
-            f"/v1/prompts/{record['id']}/answer",
+            f"/v1/prompts/{asked}/answer",
             {"answers": {"q": ["Ship it"]}, "deviceId": "bench-other"},
         )
         assert status == 200, body
@@ -241,6 +277,78 @@ class _Screen:
         await self.page.wait_for_function(
             "m => !window.__askBench.present(m)", arg=marker, timeout=30_000, polling=20
         )
+
+    def close(self) -> None:
+        self.app.stop()
+
+
+class _OpenClawScreen(_Screen):
+    """OpenClaw's Control UI (served by its gateway, logged in by `#token=` on loopback), its
+    docked question panel showing OpenClaw's own `question.request`."""
+
+    name = "openclaw"
+
+    def __init__(self, url: str, token: str) -> None:
+        super().__init__()
+        self.url, self.token = url, token
+        self.agent: Any = None
+        self.answerer: Any = None
+
+    async def open(self, browser: Browser, device: str) -> None:
+        from .openclaw_bench import _Socket
+
+        self.agent = await _Socket.open(self.url, self.token, device=False)
+        self.answerer = await _Socket.open(self.url, self.token, device=False)
+        # Its questions are durable and its panel shows the oldest first: none left waiting.
+        listed = await self.answerer.call("question.list", {})
+        for left in listed.get("questions", []):
+            if left.get("status") == "pending":
+                await self.answerer.call("question.resolve", {"id": left["id"], **_OC_ANSWER})
+        parts = urlsplit(self.url)
+        page = await self._load(browser, device, f"http://{parts.netloc}/#token={self.token}")
+        await page.wait_for_selector("openclaw-app, body", timeout=60_000)
+        # Ready once its socket is up: a question asked now is shown.
+        await self.ask("zqwarmupopenclawx")
+        self.samples = {name: [] for name in self.samples}
+        await self.synchronise()
+
+    async def _create(self, marker: str) -> str:
+        created = await self.agent.call("question.request", _openclaw_question(marker))
+        return str(created["id"])
+
+    async def _answer(self, asked: str, marker: str) -> None:
+        assert self.page is not None
+        await self.answerer.call("question.resolve", {"id": asked, **_OC_ANSWER})
+        await self.page.wait_for_function(
+            "m => ![...document.querySelectorAll('.chat-question-panel')]"
+            ".some((panel) => panel.textContent.includes(m))",
+            arg=marker,
+            timeout=30_000,
+            polling=20,
+        )
+
+    def close(self) -> None:
+        for socket in (self.agent, self.answerer):
+            if socket is not None:
+                socket.writer.close()
+
+
+OPENCLAW_SESSION = "agent:main:main"  # the Control UI's "Main Session"
+_OC_ANSWER = {"answers": {"answers": {"q": ["Ship it"]}}}
+
+
+def _openclaw_question(marker: str) -> dict[str, Any]:
+    """Our benchmark question in OpenClaw's shape (a question's id is `questionId`), in the
+    session its Control UI opens on (its chat shows the questions of the session it shows)."""
+    ours = _prompt(marker)
+    return {
+        "sessionKey": OPENCLAW_SESSION,
+        "questions": [
+            {("questionId" if key == "id" else key): value for key, value in question.items()}
+            for question in ours["questions"]
+        ],
+        "timeoutMs": 600_000,
+    }
 
 
 def _stats(samples_s: list[float]) -> dict[str, float]:
@@ -274,21 +382,24 @@ async def _run(
     trees: list[tuple[str, Path | None]] = [("ours", None)]
     if baseline := os.environ.get("ASK_USER_BENCH_BASELINE_TREE"):
         trees.append(("baseline", Path(baseline)))
-    screens = []
-    for name, tree in trees:
-        data = tmp / f"{name}-{layout}-{history}"
-        _seed(data, history, layout)
-        app = AppProcess(data, gateway.url, layout=layout, tree=tree).start()
-        screens.append(_Screen(name, app))
     agent = await RawHttp.open(gateway.url, AGENT_TOKEN)
     device_conn = await RawHttp.open(gateway.url, DEVICE_TOKEN)
+    screens: list[_Screen] = []
     try:
+        for name, tree in trees:
+            data = tmp / f"{name}-{layout}-{history}"
+            _seed(data, history, layout)
+            app = AppProcess(data, gateway.url, layout=layout, tree=tree).start()
+            screens.append(_AppScreen(name, app, agent, device_conn))
+        if openclaw := os.environ.get("OPENCLAW_URL"):
+            screens.append(_OpenClawScreen(openclaw, os.environ.get("OPENCLAW_TOKEN", "")))
         for screen in screens:
             await screen.open(browser, device)
+        assert screens[0].page is not None
         floor_text, floor_frame = await screens[0].floor()
         for i in range(questions):
             for screen in screens:  # alternating, question by question
-                await screen.ask(agent, device_conn, f"zq{i:03d}{screen.name}x")
+                await screen.ask(f"zq{i:03d}{screen.name}x")
         result: dict[str, Any] = {
             "history": history,
             "layout": layout,
@@ -305,15 +416,13 @@ async def _run(
                 "create_to_text_ms": _stats(screen.samples["text"]),
                 "create_to_frame_ms": _stats(screen.samples["frame"]),
             }
-        if len(screens) == 2:
-            ours, base = screens
-            result["ratio_p50"] = {
-                name: round(
-                    statistics.median(ours.samples[name]) / statistics.median(base.samples[name]),
-                    2,
-                )
-                for name in ("wire", "text", "frame")
-                if ours.samples[name] and base.samples[name]
+        ours = screens[0]
+        for other in screens[1:]:  # ours / theirs, each figure's p50 and p90
+            result[f"ratio_to_{other.name}"] = {
+                f"{name}_{q}": round(_quantile(ours.samples[name], q) / _quantile(theirs, q), 2)
+                for name, theirs in other.samples.items()
+                if ours.samples[name] and theirs
+                for q in ("p50", "p90")
             }
         return result
     finally:
@@ -322,7 +431,12 @@ async def _run(
         for screen in screens:
             if screen.page is not None:
                 await screen.page.context.close()
-            screen.app.stop()
+            screen.close()
+
+
+def _quantile(samples: list[float], q: str) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int({"p50": 0.5, "p90": 0.9}[q] * len(ordered)))]
 
 
 async def screen(
