@@ -310,6 +310,7 @@ def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
     from app.protocol.strings import Strings
 
     strings = Strings()
+    quiet_transport_log()
     web = flet_fastapi.app(
         main,
         assets_dir=assets_dir,
@@ -331,6 +332,20 @@ def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
             web.router.routes.insert(0, Mount(f"/assets/fonts/{family}", app=served))
     # A stop (Ctrl-C, SIGTERM) closes the app's sockets after at most this long.
     uvicorn.run(web, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+
+
+def quiet_transport_log() -> None:
+    """Flet 1.0.5's web transport writes `transport_log.debug(f"send_message: {message}")` for
+    every update it sends: the f-string renders each control of the update whether or not
+    debug logging is on, 2.2 ms of the 8 a new card's update took on the benchmark's host
+    (#43). A message now shows its action only, as nothing but that log line shows it."""
+    from flet.messaging.protocol import Message
+
+    Message.__repr__ = _message_repr  # type: ignore[method-assign]  # the one reason above
+
+
+def _message_repr(message: object) -> str:
+    return f"Message({getattr(message, 'action', '?')!r})"
 
 
 def _web_app_url(args: argparse.Namespace) -> str:

@@ -354,3 +354,18 @@ def test_a_taken_web_port_gives_the_app_another_and_says_so(tmp_path):
     finally:
         _stop(app)
         taken.close()
+
+
+def test_the_web_transport_no_longer_renders_every_update_for_a_log_that_is_off(monkeypatch):
+    """#43: Flet 1.0.5 formats each outgoing message into a debug line whether or not the
+    line is written; after `quiet_transport_log` a message says only its action."""
+    import flet as ft
+    from flet.messaging.protocol import Message, MessageAction
+
+    from app.launch import quiet_transport_log
+
+    monkeypatch.setattr(Message, "__repr__", Message.__repr__)  # Flet's own, back afterwards
+    update = Message(MessageAction.PATCH_CONTROL, [ft.Column([ft.Text(str(n)) for n in range(50)])])
+    assert len(repr(update)) > 5_000  # Flet's own: every control of the update
+    quiet_transport_log()
+    assert f"{update}" == f"Message({MessageAction.PATCH_CONTROL!r})"

@@ -54,6 +54,7 @@ log = logging.getLogger("ask_user.device")
 BACKOFF_START = 0.5
 BACKOFF_CAP = 30.0
 POLL_WAIT = limits.DEFAULT_EVENTS_WAIT_SECONDS
+OFFSET_SAVE_MS = 1000  # the gateway's clock offset is saved when it moved this much
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,8 @@ class DeviceCore:
     ) -> None:
         self.store = store
         self.device_id = store.device_id
-        self.clock = clock or ServerClock(
-            offset_ms=int(store.get_meta("clock_offset_ms", "0") or 0)
-        )
+        self._saved_offset_ms = int(store.get_meta("clock_offset_ms", "0") or 0)
+        self.clock = clock or ServerClock(offset_ms=self._saved_offset_ms)
         self.poll_wait = poll_wait
         self.connection = ConnectionState(Connection.CONNECTING)
         self._listeners: list[Callable[[Change], None]] = []
@@ -346,8 +346,12 @@ class DeviceCore:
         self._changed()
 
     def _observe_time(self, server_seconds: float) -> None:
+        """The gateway's clock, from a response; the offset is kept for the next start only
+        when it moved by a second or more (not a write on every event's way to the screen)."""
         self.clock.observe(int(server_seconds * 1000))
-        self.store.set_meta("clock_offset_ms", str(self.clock.offset_ms))
+        if abs(self.clock.offset_ms - self._saved_offset_ms) >= OFFSET_SAVE_MS:
+            self.store.set_meta("clock_offset_ms", str(self.clock.offset_ms))
+            self._saved_offset_ms = self.clock.offset_ms
 
     async def _send(self, client: GatewayClient) -> None:
         backoff = Backoff(BACKOFF_START, BACKOFF_CAP)

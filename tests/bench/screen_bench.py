@@ -246,9 +246,11 @@ class _Screen:
 class _AppScreen(_Screen):
     """Our app (this tree's or a baseline checkout's) against the benchmark's gateway."""
 
-    def __init__(self, name: str, app: AppProcess, agent: RawHttp, device: RawHttp) -> None:
+    def __init__(self, name: str, app: AppProcess) -> None:
         super().__init__()
-        self.name, self.app, self.agent, self.device = name, app, agent, device
+        self.name, self.app = name, app
+        self.agent: RawHttp | None = None  # open keep-alive connections, once the pages are up
+        self.device: RawHttp | None = None
 
     async def open(self, browser: Browser, device: str) -> None:
         page = await self._load(browser, device, self.app.url)
@@ -260,12 +262,13 @@ class _AppScreen(_Screen):
         await self.synchronise()
 
     async def _create(self, marker: str) -> str:
+        assert self.agent is not None
         status, record = await self.agent.request("POST", "/v1/prompts", _prompt(marker))
         assert status == 201, record
         return str(record["id"])
 
     async def _answer(self, asked: str, marker: str) -> None:
-        assert self.page is not None
+        assert self.page is not None and self.device is not None
         status, body = await self.device.request(
             "POST",
             f"/v1/prompts/{asked}/answer",
@@ -382,19 +385,26 @@ async def _run(
     trees: list[tuple[str, Path | None]] = [("ours", None)]
     if baseline := os.environ.get("ASK_USER_BENCH_BASELINE_TREE"):
         trees.append(("baseline", Path(baseline)))
-    agent = await RawHttp.open(gateway.url, AGENT_TOKEN)
-    device_conn = await RawHttp.open(gateway.url, DEVICE_TOKEN)
     screens: list[_Screen] = []
+    connections: list[RawHttp] = []
     try:
         for name, tree in trees:
             data = tmp / f"{name}-{layout}-{history}"
             _seed(data, history, layout)
             app = AppProcess(data, gateway.url, layout=layout, tree=tree).start()
-            screens.append(_AppScreen(name, app, agent, device_conn))
+            screens.append(_AppScreen(name, app))
         if openclaw := os.environ.get("OPENCLAW_URL"):
             screens.append(_OpenClawScreen(openclaw, os.environ.get("OPENCLAW_TOKEN", "")))
         for screen in screens:
             await screen.open(browser, device)
+        # Opened now, not before the pages: the gateway closes a keep-alive connection idle
+        # for long, and the pages may take a while to come up.
+        agent = await RawHttp.open(gateway.url, AGENT_TOKEN)
+        device_conn = await RawHttp.open(gateway.url, DEVICE_TOKEN)
+        connections += [agent, device_conn]
+        for screen in screens:
+            if isinstance(screen, _AppScreen):
+                screen.agent, screen.device = agent, device_conn
         assert screens[0].page is not None
         floor_text, floor_frame = await screens[0].floor()
         for i in range(questions):
@@ -426,8 +436,8 @@ async def _run(
             }
         return result
     finally:
-        agent.close()
-        device_conn.close()
+        for connection in connections:
+            connection.close()
         for screen in screens:
             if screen.page is not None:
                 await screen.page.context.close()

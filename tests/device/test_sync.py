@@ -226,6 +226,28 @@ def test_device_clock_off_by_an_hour_does_not_move_the_deadline(gateway, tmp_pat
     assert all(100 < left <= 120 for left in lefts), lefts
 
 
+def test_the_clock_offset_is_kept_for_the_next_start_without_a_write_per_event(gateway, tmp_path):
+    """#43: each event's response says the gateway's time; the offset is written to the store
+    only when it moved by a second or more, not on every event's way to the screen, and a
+    new start counts down from the kept one before it hears the gateway."""
+    wall = [1_000_000.0]
+    device = DeviceCore(LocalStore(tmp_path / "d.db"), clock=ServerClock(wall=lambda: wall[0]))
+    writes = []
+    set_meta = device.store.set_meta
+    device.store.set_meta = lambda key, value: (writes.append(key), set_meta(key, value))
+    device._observe_time(wall[0] + 5)  # the gateway is 5 s ahead
+    device._observe_time(wall[0] + 5.2)  # 200 ms more: jitter, not kept
+    wall[0] += 30
+    device._observe_time(wall[0] + 5.1)
+    assert writes == ["clock_offset_ms"]
+    device._observe_time(wall[0] + 7)  # now 2 s ahead of what was kept
+    assert writes == ["clock_offset_ms", "clock_offset_ms"]
+    device.store.close()
+    again = DeviceCore(LocalStore(tmp_path / "d.db"))
+    assert again.clock.offset_ms == 7000
+    again.store.close()
+
+
 def test_unauthorized_is_shown_and_fixed_by_new_settings(gateway, tmp_path):
     async def scenario():
         device = DeviceCore(LocalStore(tmp_path / "d.db"), poll_wait=1)
