@@ -92,7 +92,8 @@ COMMANDS: dict[str, Command] = {
 
 def _named(where: str) -> Callable[..., Any]:
     module, name = where.split(":")
-    return getattr(importlib.import_module(module), name)
+    named: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    return named
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         if chosen in (None, name):
             _named(command.parser)(sub)
     args = parser.parse_args(argv)
-    return _named(COMMANDS[args.command].run)(args)
+    return int(_named(COMMANDS[args.command].run)(args))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Realistic prompts for `python -m app demo`: single choice, multi-select, three stacked
 questions, and one in Persian."""
 
-DEMO_PROMPTS: dict[str, dict] = {
+from typing import Any
+
+DEMO_PROMPTS: dict[str, dict[str, Any]] = {
     "deploy-api": {
         "questions": [
             {

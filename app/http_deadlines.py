@@ -37,7 +37,7 @@ class DeadlineHttpProtocol(HttpToolsProtocol):
     `_at_once` (the request being parsed is not uvicorn's: refused here, or answered at once by
     a subclass) and `_headers_due` (see HeaderDeadlines)."""
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn types it BaseTransport
         super().connection_made(transport)
         self._header_bytes = 0
         self._in_body = False
@@ -158,7 +158,7 @@ class HeaderDeadlines:
     connection: a timer, or even a dict entry, per request cost a tenth of a long-poll's CPU
     (#16)."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, connections: set) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, connections: set[Any]) -> None:
         self._loop = loop
         self._connections = connections  # uvicorn's: every open connection of this server
         self._sweeping = False

@@ -15,8 +15,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
+
+if TYPE_CHECKING:  # imported where used: `python -m app --help` stays quick
+    from app.device import LocalStore, Settings
 
 EMBEDDED_MARK = "embedded_gateway"  # the device token the app gave itself for it
 EMBEDDED_URL = "embedded_gateway_url"  # where it last listened
@@ -76,7 +80,7 @@ def free_port(host: str) -> int:
     """A port nothing listens on now, chosen by the system."""
     with socket.socket() as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,7 +95,7 @@ class AppGateway:
     notice_pid: int | None = None  # the other gateway process the notice names
 
 
-def uses_embedded_gateway(store, saved) -> bool:
+def uses_embedded_gateway(store: LocalStore, saved: Settings) -> bool:
     """Whether this device still uses the gateway the app embeds: with the token the app gave
     it, or paired with it by a code (a browser pairing with the app's own gateway, #44), which
     leaves its address. Once paired with another gateway, that one is kept."""
@@ -118,7 +122,7 @@ def _local_gateway_url() -> str | None:
 
 
 def start_embedded_gateway(
-    store, port: int, web_app_url: str | None = None, keep_paired: bool = False
+    store: LocalStore, port: int, web_app_url: str | None = None, keep_paired: bool = False
 ) -> AppGateway:
     """Start the gateway inside this process and point the device at it; or, when a gateway
     already runs on the same data directory (`python -m app gateway`, another window of this
@@ -173,7 +177,7 @@ def start_embedded_gateway(
     )
 
 
-def _point_device_at(store, url: str, token: str, keep_paired: bool = False) -> None:
+def _point_device_at(store: LocalStore, url: str, token: str, keep_paired: bool = False) -> None:
     """This device uses the gateway at `url`, and comes back to it while it still does. A
     device paired with it keeps the token its pairing gave it (the same data, whatever the
     port); otherwise it uses the gateway's own device token."""
@@ -294,7 +298,7 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
     return 0
 
 
-def serve_web(main: Callable, host: str, port: int, assets_dir: str) -> None:
+def serve_web(main: Callable[..., Any], host: str, port: int, assets_dir: str) -> None:
     """The app for browsers: Flet's own FastAPI app (its documented way to host), served by
     uvicorn, so the page's title, description and install manifest say Ask User, not Flet
     (`ft.run` passes no app name). Nothing is loaded from a CDN.
@@ -371,7 +375,7 @@ def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
 
     stop = threading.Event()
 
-    def ask(session: str, prompt: dict) -> None:
+    def ask(session: str, prompt: dict[str, Any]) -> None:
         try:
             result = ask_user(
                 prompt["questions"],

@@ -83,7 +83,9 @@ async def despite_cancel(work: Awaitable[T]) -> T:
     return task.result()
 
 
-async def create(asker: Asker, body: dict[str, Any], abort: AbortEvent | None) -> dict | None:
+async def create(
+    asker: Asker, body: dict[str, Any], abort: AbortEvent | None
+) -> dict[str, Any] | None:
     """Create the prompt; stopped half-way, finish the create and cancel what it made."""
     creating = asyncio.ensure_future(asker.create(body, abort))
     try:

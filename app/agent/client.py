@@ -218,7 +218,8 @@ class HttpAsker:
                     )
             else:
                 if response.status_code in (200, 201):
-                    return response.json()
+                    created: dict[str, Any] = response.json()
+                    return created
                 if response.status_code < 500:
                     raise _error_from(response)
             await asking.sleep_or_abort(asking.backoff(attempt), abort)
@@ -233,7 +234,8 @@ class HttpAsker:
             raise asking.Unreachable(f"gateway answered {response.status_code}")
         if response.status_code != 200:
             raise _error_from(response)
-        return response.json()
+        result: dict[str, Any] = response.json()
+        return result
 
     async def cancel(self, prompt_id: str) -> None:
         """Tell the gateway the run stopped, trying again when the connection failed (a
@@ -299,7 +301,8 @@ def ask_user(
     worker.join()
     if "error" in outcome:
         raise outcome["error"]
-    return outcome["result"]
+    result: dict[str, Any] = outcome["result"]
+    return result
 
 
 __all__ = ["AskUserError", "ErrorCode", "ask_user", "ask_user_async", "settings"]

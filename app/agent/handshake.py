@@ -77,7 +77,7 @@ def early_answer(line: bytes) -> tuple[bytes, Any] | None:
     return json.dumps(answer, separators=(",", ":")).encode() + b"\n", message["id"]
 
 
-def _message(line: bytes) -> dict | None:
+def _message(line: bytes) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
     except ValueError:

@@ -47,7 +47,7 @@ class ChannelAdapter:
         self.chats = [str(c) for c in chats]
         self._lock = asyncio.Lock()
         self._again = False
-        self._pending: asyncio.Task | None = None
+        self._pending: asyncio.Task[None] | None = None
 
     # ---- the core's timeline → messages -----------------------------------------------
 

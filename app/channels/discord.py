@@ -47,7 +47,7 @@ BUTTONS_PER_ROW = 5
 _SIGNATURE = re.compile(r"[0-9a-f]{128}")  # Discord's own spelling: 64 bytes, lower-case hex
 
 
-def verified(public_key_hex: str, headers: dict, body: bytes) -> bool:
+def verified(public_key_hex: str, headers: dict[str, Any], body: bytes) -> bool:
     """Discord's request signing: Ed25519 over timestamp + body with the application's key.
     Only the signature's canonical spelling is taken: replays are remembered by its text, and
     `bytes.fromhex` would take the same bytes upper-cased or spaced (#39)."""
@@ -68,7 +68,7 @@ def verified(public_key_hex: str, headers: dict, body: bytes) -> bool:
     return True
 
 
-def components(rows: list[list[Button]] | None) -> list[dict]:
+def components(rows: list[list[Button]] | None) -> list[dict[str, Any]]:
     """Buttons five to a row (Discord allows five rows of five); "Other…" after the options."""
     buttons = [b for row in rows or [] for b in row]
     if not buttons:
@@ -140,7 +140,9 @@ class DiscordEndpoint(JsonEndpoint):
         self.public_key = public_key
         self.seen = RecentSignatures()
 
-    async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
+    async def handle(
+        self, method: str, path: str, headers: dict[str, Any], body: bytes
+    ) -> tuple[int, Any]:
         if method != "POST" or path != "/discord/interactions":
             return 404, {"error": "not_found"}
         if not verified(self.public_key, headers, body):
@@ -172,11 +174,11 @@ class DiscordEndpoint(JsonEndpoint):
         return 400, {"error": "unsupported interaction"}
 
 
-def _ephemeral(text: str) -> dict:
+def _ephemeral(text: str) -> dict[str, Any]:
     return {"type": REPLY, "data": {"content": text, "flags": EPHEMERAL}}
 
 
-def _other_box(key: int) -> dict:
+def _other_box(key: int) -> dict[str, Any]:
     return {
         "type": MODAL,
         "data": {
@@ -201,7 +203,7 @@ def _other_box(key: int) -> dict:
     }
 
 
-def _modal_text(interaction: dict) -> str:
+def _modal_text(interaction: dict[str, Any]) -> str:
     for row in (interaction.get("data") or {}).get("components", []):
         for field in row.get("components", []):
             if field.get("custom_id") == "text":

@@ -7,6 +7,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .render import View
 
@@ -34,7 +35,7 @@ class Message:
     summarized: bool
 
 
-def _message(row: tuple) -> Message:
+def _message(row: tuple[Any, ...]) -> Message:
     key, prompt_id, chat_id, message_id, view, summarized = row
     return Message(
         key, prompt_id, chat_id, message_id, View.from_json(json.loads(view)), bool(summarized)
@@ -51,7 +52,7 @@ class MessageMap:
     def close(self) -> None:
         self._db.close()
 
-    def _one(self, where: str, params: tuple) -> Message | None:
+    def _one(self, where: str, params: tuple[Any, ...]) -> Message | None:
         row = self._db.execute(
             "SELECT key, prompt_id, chat_id, message_id, view, summarized FROM messages "
             f"WHERE {where}",

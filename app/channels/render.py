@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.device import DisplayStatus, TimelineItem
 from app.protocol import PromptRecord
@@ -38,11 +39,11 @@ class View:
     chosen: dict[str, list[str]] = field(default_factory=dict)
     shown: str = ""  # the status its summary last showed ("" while it asks)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"question": self.question, "chosen": self.chosen, "shown": self.shown}
 
     @classmethod
-    def from_json(cls, data: dict) -> View:
+    def from_json(cls, data: dict[str, Any]) -> View:
         return cls(
             int(data.get("question", 0)), dict(data.get("chosen", {})), str(data.get("shown", ""))
         )

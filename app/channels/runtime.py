@@ -87,10 +87,12 @@ class JsonEndpoint:
 
     signature_headers: tuple[str, ...] = ()
 
-    async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
+    async def handle(
+        self, method: str, path: str, headers: dict[str, Any], body: bytes
+    ) -> tuple[int, Any]:
         raise NotImplementedError
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}

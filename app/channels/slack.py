@@ -50,9 +50,9 @@ def verified(verifier: Any, headers: Any, body: bytes, now: float | None = None)
     return bool(verifier.is_valid(body, timestamp, headers.get("x-slack-signature", "")))
 
 
-def blocks(text: str, rows: list[list[Button]] | None) -> list[dict]:
+def blocks(text: str, rows: list[list[Button]] | None) -> list[dict[str, Any]]:
     """The message as Block Kit: its text, then one actions block of buttons (a value each)."""
-    out: list[dict] = [{"type": "section", "text": {"type": "plain_text", "text": text}}]
+    out: list[dict[str, Any]] = [{"type": "section", "text": {"type": "plain_text", "text": text}}]
     buttons = [b for row in rows or [] for b in row]
     if buttons:
         out.append(
@@ -80,9 +80,9 @@ class SlackApi:
         self.http = http
         self.api_url = api_url.rstrip("/")
 
-    async def _call(self, method: str, payload: dict) -> dict:
+    async def _call(self, method: str, payload: dict[str, Any]) -> dict[str, Any]:
         response = await self.http.post(f"{self.api_url}/{method}", json=payload)
-        data = response.json()
+        data: dict[str, Any] = response.json()
         if not data.get("ok"):
             raise RuntimeError(f"Slack {method}: {data.get('error', response.status_code)}")
         return data
@@ -127,7 +127,9 @@ class SlackEndpoints(JsonEndpoint):
         self.verifier = SignatureVerifier(secret)
         self.seen = RecentSignatures()
 
-    async def handle(self, method: str, path: str, headers: dict, body: bytes) -> tuple[int, Any]:
+    async def handle(
+        self, method: str, path: str, headers: dict[str, Any], body: bytes
+    ) -> tuple[int, Any]:
         if method != "POST" or path not in ("/slack/interactions", "/slack/events"):
             return 404, {"error": "not_found"}
         if not verified(self.verifier, headers, body):

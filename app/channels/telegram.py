@@ -13,6 +13,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from .adapter import ChannelAdapter
 from .render import Button
@@ -29,11 +30,11 @@ POLL_SECONDS = 25
 class TelegramApi:
     """The four things the adapter asks of a chat, in Bot API calls."""
 
-    def __init__(self, bot) -> None:  # telegram.Bot
+    def __init__(self, bot: Any) -> None:  # telegram.Bot (imported only when used)
         self.bot = bot
 
     @staticmethod
-    def _markup(rows: list[list[Button]] | None):
+    def _markup(rows: list[list[Button]] | None) -> Any:
         from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
         if not rows:
@@ -72,7 +73,7 @@ class TelegramApi:
         await self.bot.send_message(int(chat_id), text, reply_parameters=reply)
 
 
-async def handle_update(adapter: ChannelAdapter, update) -> None:  # telegram.Update
+async def handle_update(adapter: ChannelAdapter, update: Any) -> None:  # telegram.Update
     """A button press or a reply to one of our messages; everything else is ignored."""
     query = update.callback_query
     if query is not None:

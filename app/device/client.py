@@ -28,7 +28,9 @@ from app.protocol import (
 class GatewayError(Exception):
     """The gateway answered with an error body."""
 
-    def __init__(self, status: int, code: str, message: str, body: dict | None = None) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, body: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(f"{code}: {message}")
         self.status = status
         self.code = code

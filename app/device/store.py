@@ -169,7 +169,8 @@ class LocalStore:
                 )
             return frozenset(changed)
 
-        return self._tx(run)
+        applied: frozenset[str] = self._tx(run)
+        return applied
 
     def mark_gone(self, prompt_id: str) -> None:
         self._tx(lambda db: db.execute("UPDATE prompts SET gone = 1 WHERE id = ?", (prompt_id,)))
@@ -185,7 +186,7 @@ class LocalStore:
     def waiting(self, session_key: str | None = None) -> list[StoredPrompt]:
         """Every prompt still pending here (however many), oldest first."""
         sql = _STORED_ROWS + " WHERE p.status = 'pending' AND p.gone = 0"
-        params: tuple = ()
+        params: tuple[Any, ...] = ()
         if session_key is not None:
             sql += " AND p.session_key = ?"
             params = (session_key,)
@@ -233,7 +234,7 @@ class LocalStore:
 
     def count(self) -> int:
         with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0]
+            return int(self._db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0])
 
     def clear_history(self, session_key: str | None = None) -> int:
         """Delete resolved prompts (never pending ones or ones still in the outbox)."""
@@ -243,13 +244,13 @@ class LocalStore:
                 "DELETE FROM prompts WHERE (status != 'pending' OR gone = 1) "
                 "AND id NOT IN (SELECT prompt_id FROM outbox)"
             )
-            params: tuple = ()
+            params: tuple[Any, ...] = ()
             if session_key is not None:
                 sql += " AND session_key = ?"
                 params = (session_key,)
             return db.execute(sql, params).rowcount
 
-        return self._tx(run)
+        return int(self._tx(run))
 
     # ---- outbox ------------------------------------------------------------------------
 
@@ -297,7 +298,7 @@ def created_key(record: PromptRecord) -> str:
     return str(record.to_wire()["createdAt"])
 
 
-def _stored(row: tuple) -> StoredPrompt:
+def _stored(row: tuple[Any, ...]) -> StoredPrompt:
     return StoredPrompt(
         record=PromptRecord.model_validate_json(row[0]),
         local_answers=json.loads(row[1]) if row[1] else None,

@@ -109,7 +109,7 @@ class DeviceCore:
         self.connection = ConnectionState(Connection.CONNECTING)
         self._listeners: list[Callable[[Change], None]] = []
         self._client: GatewayClient | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._tasks: list[asyncio.Task[None]] = []
         self._outbox_ready = asyncio.Event()
         self._settings_changed = asyncio.Event()
         self.settings = Settings.load(store)

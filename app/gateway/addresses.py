@@ -19,7 +19,7 @@ def lan_address() -> str | None:
         except OSError:
             continue
         if not ipaddress.ip_address(address).is_loopback:
-            return address
+            return str(address)
     return None
 
 

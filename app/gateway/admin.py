@@ -12,6 +12,7 @@ import os
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -103,7 +104,7 @@ def _local_admin_token(data_dir: Path) -> str | None:
     return tokens[0] if tokens and isinstance(tokens[0], str) else None
 
 
-def _call(client: httpx.Client, method: str, path: str, **kwargs) -> httpx.Response:
+def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:
     try:
         response = client.request(method, path, **kwargs)
     except httpx.TransportError as exc:
@@ -214,7 +215,7 @@ def _person_id(client: httpx.Client, given: str) -> str:
 
     for person in people:
         if given == person["personId"] or name_key(given) == name_key(person["name"]):
-            return person["personId"]
+            return str(person["personId"])
     known = ", ".join(f"{p['name']} ({p['personId']})" for p in people)
     raise AdminError(f"no person with the id or name {given!r}; the people are: {known}")
 

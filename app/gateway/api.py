@@ -66,7 +66,7 @@ class GatewayApp:
         # sets the port it really got).
         self.own_url = f"http://{config.host}:{config.port}"
 
-    async def _lifespan(self, scope: dict, receive: Any, send: Any) -> None:
+    async def _lifespan(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":

@@ -98,7 +98,7 @@ def _log_lightly() -> None:
     """A line per request (request_log.py): leave out what the format never shows — the
     calling frame, thread, process — as Python's logging HOWTO ("Optimization") says to. That
     took a fifth of each line's cost (#27)."""
-    logging._srcfile = None  # type: ignore[attr-defined]  # the HOWTO's documented switch
+    logging._srcfile = None  # the HOWTO's documented switch
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False

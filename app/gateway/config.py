@@ -8,17 +8,24 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from app.privatefiles import write_private
 from app.protocol import limits
-from app.protocol.local_gateway import (  # noqa: F401 (re-exported for the gateway's commands)
-    DATA_DIR_ENV,
-    LOCAL_INFO_FILE,
-    TOKENS_FILE,
-    default_data_dir,
+from app.protocol.local_gateway import (  # re-exported for the gateway's commands
+    DATA_DIR_ENV as DATA_DIR_ENV,
+)
+from app.protocol.local_gateway import (
+    LOCAL_INFO_FILE as LOCAL_INFO_FILE,
+)
+from app.protocol.local_gateway import (
+    TOKENS_FILE as TOKENS_FILE,
+)
+from app.protocol.local_gateway import (
+    default_data_dir as default_data_dir,
 )
 
-from .core.auth import Tokens
+from .core.auth import Tokens as Tokens
 from .store.postgres_settings import PostgresSettings
 
 DEFAULT_HOST = "127.0.0.1"
@@ -70,7 +77,7 @@ def _new_token(role: str) -> str:
     return {"agent": "agt_", "device": "dev_", "admin": "adm_"}[role] + secrets.token_urlsafe(24)
 
 
-def _write_private(path: Path, data: dict) -> None:
+def _write_private(path: Path, data: dict[str, Any]) -> None:
     """Write JSON readable by the owner only, replacing the file in one step."""
     write_private(path, json.dumps(data, indent=2))
 
@@ -135,7 +142,7 @@ def write_local_info(data_dir: Path, local_url: str, web_app_url: str | None = N
     _write_private(data_dir / LOCAL_INFO_FILE, info)
 
 
-def read_local_info(data_dir: Path) -> dict:
+def read_local_info(data_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads((data_dir / LOCAL_INFO_FILE).read_text())
     except (OSError, ValueError):

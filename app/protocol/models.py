@@ -144,7 +144,7 @@ class Option(RequestModel):
 
     @model_serializer(mode="wrap")
     def _drop_missing_description(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         if data.get("description") is None:
             data.pop("description", None)
         return data

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from .models import AnswersEnvelope, NoAnswerReason, PromptRecord, ToolResult
 
 
@@ -21,4 +19,4 @@ def tool_result(record: PromptRecord) -> ToolResult | None:
         return None
     if record.status == "answered":
         return answered(record.answers or {})
-    return no_answer(cast(NoAnswerReason, record.status))  # the other terminal statuses
+    return no_answer(record.status)  # the other terminal statuses

@@ -7,6 +7,10 @@ Each piece is one small component rendering what it is given; what a tap means i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
 import flet as ft
 
 from app.device import TimelineItem
@@ -75,8 +79,8 @@ def OptionRow(
     label: str,
     description: str | None,
     chosen: bool,
-    on_tap,
-    on_set,
+    on_tap: Callable[[], None],
+    on_set: Callable[[bool], None],
     strings: Strings,
 ) -> ft.Control:
     """One option as a full-width row: radio or checkbox, then the label and its description,
@@ -134,8 +138,8 @@ def QuestionBlock(
             option.label,
             option.description,
             answer.is_chosen(option.label),
-            lambda label=option.label: screen.tap_option(prompt_id, qid, label),
-            lambda on, label=option.label: screen.set_option(prompt_id, qid, label, on),
+            partial(screen.tap_option, prompt_id, qid, option.label),
+            partial(screen.set_option, prompt_id, qid, option.label),
             strings,
             key=option.label,
         )
@@ -149,13 +153,13 @@ def QuestionBlock(
             content=options,
             value=answer.chosen[0] if answer.chosen else None,
             on_change=lambda e: (
-                screen.set_option(prompt_id, qid, e.control.value, True)  # type: ignore[func-returns-value]
+                screen.set_option(prompt_id, qid, e.control.value, True)
                 if e.control.value
                 else None
             ),
         )
 
-    def focused(_: ft.Event) -> None:
+    def focused(_: ft.Event[Any]) -> None:
         screen.set_typing(True)
         screen.focus(prompt_id, qid)
 
@@ -269,7 +273,8 @@ def CardButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings
     )
 
 
-@ft.memo  # the timeline re-renders with each change; an unchanged row is skipped
+# the timeline re-renders with each change; an unchanged row is skipped
+@ft.memo  # type: ignore[untyped-decorator]  # ft.memo has no annotations
 @ft.component
 def UndoRow(
     prompt_id: str,
@@ -309,7 +314,8 @@ def UndoRow(
     )
 
 
-@ft.memo  # re-rendered only when its own prompt, choices or error change (#43)
+# re-rendered only when its own prompt, choices or error change (#43)
+@ft.memo  # type: ignore[untyped-decorator]  # ft.memo has no annotations
 @ft.component
 def PromptCard(
     item: TimelineItem,

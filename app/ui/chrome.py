@@ -3,6 +3,9 @@ compact session filter and two actions; a line of text only while not connected.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import flet as ft
 
 from app.device import Connection, ConnectionState
@@ -27,7 +30,7 @@ def connection_text(connection: ConnectionState, strings: Strings, url: str = ""
     return strings(key, seconds=connection.seconds_to_retry(), url=url or "?")
 
 
-def icon_button(icon: ft.IconData, label: str, on_click) -> ft.Control:
+def icon_button(icon: ft.IconData, label: str, on_click: Callable[..., Any]) -> ft.Control:
     """A 48×48 icon button, named for screen readers by its icon's label."""
     return ft.IconButton(
         ft.Icon(icon, semantics_label=label),

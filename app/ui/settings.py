@@ -4,6 +4,7 @@ buttons, and the confirmation before clearing the history."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import flet as ft
 
@@ -17,7 +18,7 @@ from .theme import TAP
 
 @ft.component
 def CopyLine(label: str, value: str, strings: Strings) -> ft.Control:
-    async def copy(_: ft.Event) -> None:
+    async def copy(_: ft.Event[Any]) -> None:
         await ft.Clipboard().set(value)
 
     return ft.Row(
@@ -78,7 +79,7 @@ def PairForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     link, set_link = ft.use_state("")
     code, set_code = ft.use_state("")
 
-    async def pair(_: ft.Event | None = None) -> None:
+    async def pair(_: ft.Event[Any] | None = None) -> None:
         await screen.pair(link, code)
 
     pasted_link = parse_link(link) is not None
@@ -138,7 +139,7 @@ def LabelledCheckbox(
 def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     draft = state.draft
 
-    def field(label: str, value: str, name: str, **kw) -> ft.TextField:
+    def field(label: str, value: str, name: str, **kw: Any) -> ft.TextField:
         return ft.TextField(
             label=label,
             value=value,
@@ -234,7 +235,7 @@ def pair_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
         lines.append(ft.Text(strings("pair_replaces", url=current), size=13))
     lines.append(PairStatus(state, strings))
 
-    async def pair(_: ft.Event) -> None:
+    async def pair(_: ft.Event[Any]) -> None:
         if offer is not None:
             await screen.pair(url, offer.code)
 

@@ -194,7 +194,7 @@ def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
         children = [
             UndoRow(
                 item.id, state.undo[item.id], screen, strings, screen.clock, answered, key="undo"
-            )  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+            )
         ]
     elif item is not None:
         answers = state.selections[item.id]

@@ -53,7 +53,8 @@ def when(item: TimelineItem, strings: Strings) -> str:
     return strings.digits(shown)
 
 
-@ft.memo  # a new question re-renders the timeline, never its unchanged summaries (#43)
+# a new question re-renders the timeline, never its unchanged summaries (#43)
+@ft.memo  # type: ignore[untyped-decorator]  # ft.memo has no annotations
 @ft.component
 def SummaryTile(item: TimelineItem, strings: Strings, linked: bool = False) -> ft.Control:
     whole, set_whole = ft.use_state(linked)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import flet as ft
 
@@ -61,9 +62,9 @@ LINK_SCROLL_DELAYS = (0.3, 1.0)  # seconds before each scroll to a linked card
 
 
 def _reused(
-    rows: dict[str, tuple[tuple, ft.Control]],
+    rows: dict[str, tuple[tuple[Any, ...], ft.Control]],
     key: str,
-    args: tuple,
+    args: tuple[Any, ...],
     make: Callable[[], ft.Control],
 ) -> ft.Control:
     """The row this key had in the last render while it shows the same things, else a new one.
@@ -104,10 +105,10 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     # A link opened one prompt: bring it into view.
     ft.use_effect(show_linked, [state.linked_request])
 
-    rows: dict[str, tuple[tuple, ft.Control]] = ft.use_memo(dict, [])
+    rows: dict[str, tuple[tuple[Any, ...], ft.Control]] = ft.use_memo(dict, [])
     used: set[str] = set()
 
-    def row(key: str, args: tuple, make: Callable[[], ft.Control]) -> ft.Control:
+    def row(key: str, args: tuple[Any, ...], make: Callable[[], ft.Control]) -> ft.Control:
         used.add(key)
         return _reused(rows, key, args, make)
 
@@ -125,7 +126,7 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                     screen.clock,
                     answered,
                     key=f"undo-{item.id}",
-                )  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                )
             )
         else:
             linked = item.id == state.linked

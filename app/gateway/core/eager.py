@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine, Generator
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from app.protocol import ProtocolError
 
@@ -19,7 +19,7 @@ log = logging.getLogger("ask_user.gateway")
 
 T = TypeVar("T")
 
-_running: set[asyncio.Task] = set()  # the loop keeps only weak references to tasks
+_running: set[asyncio.Task[Any]] = set()  # the loop keeps only weak references to tasks
 
 
 def step(coro: Coroutine[Any, Any, T]) -> tuple[T | None, asyncio.Task[T] | None]:
@@ -37,7 +37,8 @@ def step(coro: Coroutine[Any, Any, T]) -> tuple[T | None, asyncio.Task[T] | None
 
 
 async def _rest(coro: Coroutine[Any, Any, T], first: Any) -> T:
-    return await _Resumed(coro, first)
+    result: T = await _Resumed(coro, first)
+    return result
 
 
 class _Resumed:
@@ -116,6 +117,6 @@ def finished(coro: Coroutine[Any, Any, T]) -> T:
     try:
         coro.send(None)
     except StopIteration as done:
-        return done.value
+        return cast(T, done.value)
     coro.close()
     raise RuntimeError("finished() was given a coroutine that waits; await it instead")

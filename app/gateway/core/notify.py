@@ -147,7 +147,7 @@ def _apprise_sender(url: str) -> tuple[Callable[[Announcement], bool], str] | No
     def send(message: Announcement) -> bool:
         return bool(server.notify(body=message.body, title=message.title))
 
-    return send, server.url(privacy=True)
+    return send, str(server.url(privacy=True))  # type: ignore[no-untyped-call]  # Apprise's
 
 
 class Announcer:

@@ -27,7 +27,9 @@ def _too_large(max_bytes: int) -> ProtocolError:
     )
 
 
-def refuse_declared_too_large(scope: dict, max_bytes: int = limits.MAX_BODY_BYTES) -> None:
+def refuse_declared_too_large(
+    scope: dict[str, Any], max_bytes: int = limits.MAX_BODY_BYTES
+) -> None:
     """413 for a body declared longer than `max_bytes`, before a byte of it is read."""
     for name, value in scope.get("headers", ()):
         if name == b"content-length" and value.isdigit() and int(value) > max_bytes:
@@ -35,7 +37,7 @@ def refuse_declared_too_large(scope: dict, max_bytes: int = limits.MAX_BODY_BYTE
 
 
 async def read_body(
-    scope: dict, receive: Any, max_bytes: int = limits.MAX_BODY_BYTES
+    scope: dict[str, Any], receive: Any, max_bytes: int = limits.MAX_BODY_BYTES
 ) -> bytes | None:
     """The whole request body, or None if the client went away; 413 (ProtocolError) past
     `max_bytes`, whether or not the request declared its length."""
@@ -104,7 +106,7 @@ def _json_kind(value: Any) -> str:
     return kinds.get(type(value), "a number")
 
 
-def _check_tree(data: dict, code: str) -> None:
+def _check_tree(data: dict[str, Any], code: str) -> None:
     """Depth and lone surrogates, walked without recursion (the input chooses the depth)."""
     stack: list[tuple[str, Any, int]] = [("", data, 1)]
     while stack:

@@ -97,13 +97,13 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
 
     # The router's answer_at_once (routing.py): a response, a Later, the admitted request
     # waiting for its body, or None (serve as ASGI).
-    answer_at_once: Callable[[dict], Response | Later | WithBody | None] | None = None
+    answer_at_once: Callable[[dict[str, Any]], Response | Later | WithBody | None] | None = None
     release_parked: Callable[[], None] | None = None  # the app's: what is parked answers now
 
     @classmethod
     def serving(
         cls,
-        answer_at_once: Callable[[dict], Response | Later | WithBody | None],
+        answer_at_once: Callable[[dict[str, Any]], Response | Later | WithBody | None],
         release_parked: Callable[[], None],
     ) -> type[GuardedHttpProtocol]:
         """This protocol, answering at once with this router and releasing this app's polls."""
@@ -116,9 +116,9 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
             },
         )
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn types it BaseTransport
         super().connection_made(transport)
-        self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]
+        self.transport = _OneWritePerResponse(transport, self.loop)  # type: ignore[assignment]  # a Transport in all but name
         self._later: Later | None = None
         self._held: list[bytes] = []  # pipelined behind a Later that cannot answer yet
         self._close_after_later = False  # a request came behind it in the same packet
@@ -163,7 +163,7 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         self.url = b""
         self.expect_100_continue = False
         self.headers = []
-        self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]
+        self.scope = {**self._scope_template, "headers": self.headers}  # type: ignore[typeddict-item]  # uvicorn's own line
 
     def serve_request(self, chunked: bool) -> None:
         if self._later is not None:
@@ -176,7 +176,7 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
             return
         if not self._answer_at_once(chunked):
             self.scope["state"] = self.app_state.copy()
-            self.scope[PIPELINE_WATCH] = self._watch  # type: ignore[literal-required]
+            self.scope[PIPELINE_WATCH] = self._watch  # type: ignore[literal-required]  # our key
             super().serve_request(chunked)
 
     def on_body(self, body: bytes) -> None:
@@ -244,7 +244,9 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         scope["query_string"] = url.query or b""
         if log.isEnabledFor(logging.INFO):
             scope[_STARTED] = time.perf_counter()  # type: ignore[literal-required]  # ours
-        result = answer(cast(dict, scope))  # uvicorn types it HTTPScope; the router reads a dict
+        result = answer(
+            cast(dict[str, Any], scope)
+        )  # uvicorn types it HTTPScope; the router reads a dict
         if result is None:
             return False
         self._at_once = True
@@ -298,7 +300,7 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         transport.write_whole(wire)
         self.server_state.total_requests += 1
         if (started := scope.get(_STARTED)) is not None:
-            log_request(cast(dict, scope), status, cast(float, started))
+            log_request(cast(dict[str, Any], scope), status, cast(float, started))
         if not self._in_body:  # a declared body still coming keeps its own deadline
             self._deadlines.watch(self, self.timeout_keep_alive)  # idle from now on
 

@@ -135,7 +135,7 @@ def _error_statuses(endpoint: Endpoint) -> list[int]:
     return sorted(statuses)
 
 
-def _operation(endpoint: Endpoint, refs: dict[Any, Any]) -> dict:
+def _operation(endpoint: Endpoint, refs: dict[Any, Any]) -> dict[str, Any]:
     success: dict[str, Any] = {"description": _STATUS_TEXT[endpoint.status]}
     if endpoint.response == "text":
         success["content"] = {"text/plain": {"schema": {"type": "string"}}}

@@ -112,7 +112,7 @@ class RemoteMcp:
             running, self._running = self._running, None
             await running.aclose()
 
-    async def serve(self, scope: dict, receive: Any, send: Any) -> None:
+    async def serve(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """Serve one request. When it is over, a tool call it carried that still waits has
         lost its way back to the client (who left without cancelling): it is told so."""
         caller = scope[CALLER_KEY]
@@ -143,7 +143,7 @@ class RemoteMcp:
     def _noting(self, send: Any, owner: str, person: str) -> Any:
         """`send`, noting whose session the response opens."""
 
-        async def noting(message: dict) -> None:
+        async def noting(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 for name, value in message.get("headers", ()):
                     if name.lower() == _SESSION_ID:
@@ -176,7 +176,7 @@ def _typed(send: Any) -> Any:
     """`send`, naming the type of a body the SDK sends without one (its 400 for a wrong
     Content-Type is a line of text), as the OpenAPI document says it: `text/plain`."""
 
-    async def typed(message: dict) -> None:
+    async def typed(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers", ()))
             if not any(name.lower() == b"content-type" for name, _ in headers):

@@ -29,14 +29,14 @@ class RequestLog:
     def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not log.isEnabledFor(logging.INFO):
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
         status = 500
 
-        async def send_and_note(message: dict) -> None:
+        async def send_and_note(message: dict[str, Any]) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
@@ -56,7 +56,7 @@ def logged_path(raw_path: bytes) -> str:
     return raw_path.decode("latin-1").encode("unicode_escape").decode("ascii") or "?"
 
 
-def log_request(scope: dict, status: int, started: float) -> None:
+def log_request(scope: dict[str, Any], status: int, started: float) -> None:
     """One line: method, path (`logged_path`), status, milliseconds."""
     quiet = status < 400 and scope.get("path") in QUIET_WHEN_ANSWERED
     level = logging.DEBUG if quiet else logging.INFO

@@ -57,7 +57,7 @@ class Call:
     one that parks (a long-poll) can let it go and hold just what it waits with (#8)."""
 
     state: AppState  # the app's (http/state.py)
-    scope: dict
+    scope: dict[str, Any]
     caller: Caller | None
     params: dict[str, str]
     body: Any = None  # the body model, or None when an optional body was left out
@@ -100,7 +100,7 @@ class Call:
         return f"{self.scope.get('scheme', 'http')}://{host}"
 
 
-Result = Response | dict | Page | Later
+Result = Response | dict[str, Any] | Page | Later
 # Always a coroutine function; a mounted endpoint's takes (call, receive, send) and answers by
 # itself.
 Handler = Callable[..., Awaitable[Result] | Awaitable[None]]
@@ -170,7 +170,7 @@ class Router:
         self,
         endpoints: tuple[Endpoint, ...],
         state: Any,
-        lifespan: Callable[[dict, Any, Any], Awaitable[None]] | None = None,
+        lifespan: Callable[[dict[str, Any], Any, Any], Awaitable[None]] | None = None,
     ) -> None:
         self.state = state  # .gateway and .auth, set at start-up
         self.lifespan = lifespan
@@ -178,7 +178,7 @@ class Router:
         self._queries: dict[tuple[type, bytes], Any] = {}
         self._static: dict[str, dict[str, Endpoint]] = {}
         # Paths with parameters, by (segment count, last segment): one or two regexes to try.
-        self._dynamic: dict[tuple[int, str], list[tuple[re.Pattern[str], dict]]] = {}
+        self._dynamic: dict[tuple[int, str], list[tuple[re.Pattern[str], dict[str, Any]]]] = {}
         by_path: dict[str, dict[str, Endpoint]] = {}
         for endpoint in endpoints:
             by_path.setdefault(endpoint.path, {})[endpoint.method] = endpoint
@@ -210,7 +210,7 @@ class Router:
             )
         return endpoint, params
 
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             if scope["type"] == "lifespan" and self.lifespan is not None:
                 await self.lifespan(scope, receive, send)
@@ -219,7 +219,7 @@ class Router:
             endpoint, params = self.match(scope["method"], scope["path"])
             if endpoint.served == "mounted":
                 call = self._admit(endpoint, params, scope)
-                await endpoint.handler(call, receive, send)  # type: ignore[call-arg, misc]
+                await endpoint.handler(call, receive, send)
                 return
             response = await self._respond(endpoint, params, scope, receive)
         except _ClientGone:
@@ -228,7 +228,7 @@ class Router:
             response = self._failure(exc, scope)
         await response(scope, receive, send)
 
-    def answer_at_once(self, scope: dict) -> Response | Later | WithBody | None:
+    def answer_at_once(self, scope: dict[str, Any]) -> Response | Later | WithBody | None:
         """The response (or the Later that will make it) without a task, for a request whose
         endpoint never awaits; for one that changes something, the admitted request waiting
         for its body; None: serve it as ASGI instead."""
@@ -264,7 +264,7 @@ class Router:
         return _Deferred(task, endpoint.status, scope)
 
     @staticmethod
-    def _failure(exc: Exception, scope: dict) -> Response:
+    def _failure(exc: Exception, scope: dict[str, Any]) -> Response:
         if not isinstance(exc, ProtocolError):
             path = logged_path(scope.get("raw_path") or scope["path"].encode())
             log.error("%s %s failed", scope["method"], path, exc_info=exc)
@@ -272,7 +272,7 @@ class Router:
         return error_response(exc)
 
     async def _respond(
-        self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
+        self, endpoint: Endpoint, params: dict[str, str], scope: dict[str, Any], receive: Any
     ) -> Response:
         # The call goes straight into the handler, never into a local here (see Call).
         result: Any = endpoint.handler(await self._prepare(endpoint, params, scope, receive))
@@ -286,7 +286,7 @@ class Router:
         return response
 
     async def _prepare(
-        self, endpoint: Endpoint, params: dict[str, str], scope: dict, receive: Any
+        self, endpoint: Endpoint, params: dict[str, str], scope: dict[str, Any], receive: Any
     ) -> Call:
         """Admitted, then body → decode → validate, each failing with the contract's error.
         Nothing of a body is read for a caller the token refuses (and no `100 Continue` is
@@ -318,7 +318,7 @@ class Router:
             if data is not None:
                 call.body = parse_model(endpoint.body, data, endpoint.invalid_code)
 
-    def _admit(self, endpoint: Endpoint, params: dict[str, str], scope: dict) -> Call:
+    def _admit(self, endpoint: Endpoint, params: dict[str, str], scope: dict[str, Any]) -> Call:
         """Size limit → auth → the query, validated: what the request line and headers decide,
         for every request whichever way it is served."""
         if endpoint.changes:
@@ -361,7 +361,7 @@ class _Deferred(Later):
 
     __slots__ = ("_deliver", "_inner", "_scope", "_status", "_task")
 
-    def __init__(self, task: asyncio.Task, status: int, scope: dict) -> None:
+    def __init__(self, task: asyncio.Task[Any], status: int, scope: dict[str, Any]) -> None:
         self._task, self._status, self._scope = task, status, scope
         self._deliver: Callable[[Any], None] | None = None  # an Outcome or a Response
         self._inner: Later | None = None
@@ -379,7 +379,7 @@ class _Deferred(Later):
         if self._inner is not None:
             self._inner.answer_now()
 
-    def _done(self, task: asyncio.Task) -> None:
+    def _done(self, task: asyncio.Task[Any]) -> None:
         if self._deliver is None:
             return
         if task.cancelled():
@@ -407,15 +407,15 @@ def _shape(path: str) -> tuple[int, str]:
     return path.count("/"), "{}" if last.startswith("{") else last
 
 
-def header(scope: dict, name: bytes) -> str | None:
+def header(scope: dict[str, Any], name: bytes) -> str | None:
     """A request header's value (the first of that name), or None."""
     for key, value in scope.get("headers") or ():
         if key == name:
-            return value.decode("latin-1")
+            return str(value.decode("latin-1"))
     return None
 
 
-def query_params(scope: dict) -> dict[str, str]:
+def query_params(scope: dict[str, Any]) -> dict[str, str]:
     """The query string's parameters (the last of a repeated name). One given empty is kept,
     so that `?status=` is refused as what it is rather than read as not given (#39)."""
     query = scope.get("query_string", b"").decode("latin-1")

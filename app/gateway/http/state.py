@@ -14,7 +14,7 @@ from ..core.service import Gateway
 class Mounted(Protocol):
     """An ASGI app of another package, served whole once authenticated (remote_mcp.py)."""
 
-    async def serve(self, scope: dict, receive: Any, send: Any) -> None: ...
+    async def serve(self, scope: dict[str, Any], receive: Any, send: Any) -> None: ...
 
 
 @dataclass

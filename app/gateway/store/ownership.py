@@ -16,7 +16,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # Windows has no flock: nothing is enforced there
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # the module or nothing
 
 
 class FileInUse(Exception):

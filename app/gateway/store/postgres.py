@@ -171,7 +171,7 @@ class Fetched:
 
 async def _run(conn: psycopg.AsyncConnection, statement: str, params: Any) -> Fetched:
     try:
-        cur = await conn.execute(statement, params)  # type: ignore[arg-type]  # our own SQL
+        cur = await conn.execute(statement, params)
         rows = await cur.fetchall() if cur.description is not None else []
     except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
         raise StoreUnavailable(exc) from exc
@@ -399,7 +399,7 @@ class PostgresStore(SharedQueries):
     async def _change(
         self,
         statements: dict[bool, str],
-        params: tuple,
+        params: tuple[Any, ...],
         type_: str,
         record: PromptRecord,
         record_json: str,
@@ -418,7 +418,7 @@ class PostgresStore(SharedQueries):
     # ---- events ----------------------------------------------------------------------------
 
     async def newest_seq(self) -> int:
-        return await self._value("SELECT seq FROM event_counter")
+        return int(await self._value("SELECT seq FROM event_counter"))
 
     @property
     def pruned_through(self) -> int:

@@ -7,6 +7,7 @@ and how old rows are pruned."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from app.protocol import PromptRecord
 
@@ -39,17 +40,17 @@ EXTEND_PROMPT = (
 )
 
 
-def extend_row(record: PromptRecord, record_json: str) -> tuple:
+def extend_row(record: PromptRecord, record_json: str) -> tuple[Any, ...]:
     """EXTEND_PROMPT's values."""
     return (record_json, record.expires_ms, record.id)
 
 
-def resolve_row(record: PromptRecord, record_json: str, resolved_ms: int) -> tuple:
+def resolve_row(record: PromptRecord, record_json: str, resolved_ms: int) -> tuple[Any, ...]:
     """RESOLVE_PROMPT's values."""
     return (record.status, resolved_ms, record_json, record.id)
 
 
-def remember_row(remember: Remember, now_ms: int) -> tuple:
+def remember_row(remember: Remember, now_ms: int) -> tuple[Any, ...]:
     """An idempotency row's values: scope, body, created_ms, request_hash."""
     return (remember.scope, json.dumps(remember.body), now_ms, remember.request_hash)
 
@@ -61,7 +62,7 @@ def prompt_row(
     person: str,
     expires_ms: int,
     link_hash: str | None,
-) -> tuple:
+) -> tuple[Any, ...]:
     """INSERT_PROMPT's values."""
     return (
         record.id,
@@ -84,9 +85,10 @@ class SharedQueries:
     def db(self) -> Database:
         raise NotImplementedError
 
-    async def _one(self, sql: str, params: tuple = ()) -> tuple | None:
+    async def _one(self, sql: str, params: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
         """The one row a statement gives, or None."""
-        return (await self.db.execute(sql, params)).fetchone()
+        row: tuple[Any, ...] | None = (await self.db.execute(sql, params)).fetchone()
+        return row
 
     # ---- prompts ---------------------------------------------------------------------------
 
@@ -192,7 +194,7 @@ class SharedQueries:
 
     # ---- idempotency -----------------------------------------------------------------------
 
-    async def remembered(self, scope: str) -> tuple[dict, str] | None:
+    async def remembered(self, scope: str) -> tuple[dict[str, Any], str] | None:
         """The response kept for a key, and the hash of the request that made it ('' for keys
         kept before requests were hashed)."""
         row = await self._one(

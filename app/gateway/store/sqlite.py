@@ -210,7 +210,7 @@ class PromptStore(SharedQueries):
         self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         if tables:
             self._db.execute("VACUUM")
-        return self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        return bool(self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2)
 
     def _migrate(self) -> None:
         """Columns added since a file was made."""
@@ -338,7 +338,7 @@ class PromptStore(SharedQueries):
     def _change_pending(
         self,
         statement: str,
-        params: tuple,
+        params: tuple[Any, ...],
         type_: str,
         record: PromptRecord,
         record_json: str,
@@ -389,7 +389,7 @@ class PromptStore(SharedQueries):
     async def newest_seq(self) -> int:
         row = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
         newest = self._db.execute("SELECT COALESCE(MAX(seq), 0) FROM events").fetchone()[0]
-        return max(newest, row[0] if row else 0)
+        return int(max(newest, row[0] if row else 0))
 
     @property
     def pruned_through(self) -> int:

@@ -70,7 +70,7 @@ class Remember:
     """An idempotency key's response, kept with the change that made it."""
 
     scope: str
-    body: dict
+    body: dict[str, Any]
     request_hash: str
 
 
@@ -201,7 +201,7 @@ class Store(Protocol):
         ...
 
     # idempotency
-    async def remembered(self, scope: str) -> tuple[dict, str] | None: ...
+    async def remembered(self, scope: str) -> tuple[dict[str, Any], str] | None: ...
 
     # retention
     async def prune_batch(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from starlette.responses import Response
 
@@ -28,7 +29,7 @@ log = logging.getLogger("ask_user.gateway")
 # ---- devices and pairing (admin; pairing itself needs only the code) --------------------------
 
 
-async def create_pairing(call: Call) -> dict:
+async def create_pairing(call: Call) -> dict[str, Any]:
     """A single-use code (10 minutes) and the `askuser://pair` link a phone opens."""
     body: PairingRequest = call.body or PairingRequest()
     person = await call.auth.people.require(body.person_id or DEFAULT_PERSON_ID, "personId")
@@ -41,7 +42,7 @@ async def create_pairing(call: Call) -> dict:
     ).to_wire()
 
 
-async def pair_device(call: Call) -> dict:
+async def pair_device(call: Call) -> dict[str, Any]:
     """No token: the pairing code is the credential. The token is shown only here."""
     body: PairDeviceRequest = call.body
     device, token = await call.auth.registry.pair(
@@ -51,7 +52,7 @@ async def pair_device(call: Call) -> dict:
     return PairedDevice(device_id=device.id, token=token, name=device.name).to_wire()
 
 
-async def list_devices(call: Call) -> dict:
+async def list_devices(call: Call) -> dict[str, Any]:
     """Paired devices (not the tokens named in the environment)."""
     return DeviceList(
         devices=[

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from starlette.responses import Response
 
@@ -14,7 +15,7 @@ log = logging.getLogger("ask_user.gateway")
 # ---- meta ------------------------------------------------------------------------------------
 
 
-async def health(call: Call) -> dict:
+async def health(call: Call) -> dict[str, Any]:
     """200 without a token (HEAD too), for load balancers and benchmarks."""
     return {"status": "ok"}
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from starlette.responses import Response
 
@@ -28,7 +29,7 @@ def _person(row: PersonRow) -> Person:
     return Person(person_id=row.id, name=row.name, created_at=created)
 
 
-async def add_person(call: Call) -> dict:
+async def add_person(call: Call) -> dict[str, Any]:
     """A person of the team: their agents' prompts reach only their devices."""
     body: PersonRequest = call.body
     person = await call.auth.people.add(body.name, call.gateway.clock.now_ms())
@@ -36,7 +37,7 @@ async def add_person(call: Call) -> dict:
     return _person(person).to_wire()
 
 
-async def list_people(call: Call) -> dict:
+async def list_people(call: Call) -> dict[str, Any]:
     """Everyone, the default person (the environment's and tokens.json's tokens) first."""
     return PersonList(people=[_person(row) for row in await call.auth.people.all()]).to_wire()
 
@@ -53,7 +54,7 @@ async def remove_person(call: Call) -> Response:
     return Response(status_code=204)
 
 
-async def new_agent_token(call: Call) -> dict:
+async def new_agent_token(call: Call) -> dict[str, Any]:
     """One more agent token of the person: shown only here, stored hashed."""
     person_id = call.params["person_id"]
     token = await call.auth.people.new_agent_token(person_id, call.gateway.clock.now_ms())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from starlette.responses import PlainTextResponse, Response
 
@@ -42,13 +43,13 @@ async def prompt_result(call: Call) -> Page | Later:
     return await call.gateway.result_wait(call.owner, call.params["prompt_id"], call.query.wait)
 
 
-async def cancel_prompt(call: Call) -> dict:
+async def cancel_prompt(call: Call) -> dict[str, Any]:
     """Cancel a pending prompt: its agent's run stopped."""
     reason = call.body.reason if call.body else None
     return (await call.gateway.cancel(call.owner, call.params["prompt_id"], reason)).to_wire()
 
 
-async def cancel_run(call: Call) -> dict:
+async def cancel_run(call: Call) -> dict[str, Any]:
     """Cancel every pending prompt of a run."""
     reason = call.body.reason if call.body and call.body.reason else "run-abort"
     return {"cancelled": await call.gateway.cancel_run(call.owner, call.params["run_id"], reason)}
@@ -73,7 +74,7 @@ async def list_prompts(call: Call) -> Page:
     return Page(prompt_list(records, gateway.feed.head, gateway.server_time()))
 
 
-async def get_prompt(call: Call) -> dict:
+async def get_prompt(call: Call) -> dict[str, Any]:
     """One prompt's record."""
     return (await call.gateway.get(call.params["prompt_id"], call.person)).to_wire()
 
@@ -115,7 +116,7 @@ async def _cursor(value: str | None, gateway: Gateway) -> int:
     return seq
 
 
-async def answer_prompt(call: Call) -> dict:
+async def answer_prompt(call: Call) -> dict[str, Any]:
     """First answer wins; the same idempotencyKey again gets the original 200."""
     body: AnswerRequest = call.body
     return await call.gateway.answer(
@@ -123,7 +124,7 @@ async def answer_prompt(call: Call) -> dict:
     )
 
 
-async def dismiss_prompt(call: Call) -> dict:
+async def dismiss_prompt(call: Call) -> dict[str, Any]:
     """The person declined: the agent gets no_answer."""
     body: DismissRequest = call.body or DismissRequest()
     return await call.gateway.dismiss(
@@ -131,14 +132,14 @@ async def dismiss_prompt(call: Call) -> dict:
     )
 
 
-async def engaged_on_prompt(call: Call) -> dict:
+async def engaged_on_prompt(call: Call) -> dict[str, Any]:
     """The person is choosing or typing: with little time left, the deadline moves."""
     body: EngagedRequest = call.body or EngagedRequest()
     prompt_id = call.params["prompt_id"]
     return (await call.gateway.engaged(prompt_id, call.person, body.device_id)).to_wire()
 
 
-async def reply_to_prompt(call: Call) -> dict:
+async def reply_to_prompt(call: Call) -> dict[str, Any]:
     """A plain-text reply from a channel, read by the contract's rules."""
     body: ReplyRequest = call.body
     return await call.gateway.reply(
