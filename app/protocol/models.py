@@ -317,6 +317,11 @@ class AnswerRequest(DeviceRequest):
     answers: dict[str, Any]
 
 
+class LateAnswerRequest(AnswerRequest):
+    """`POST /v1/prompts/{id}/late-answer` (v1.4): an answer after the deadline, or after the
+    agent's run stopped; the same rules as an answer."""
+
+
 class DismissRequest(DeviceRequest):
     """`POST /v1/prompts/{id}/dismiss`."""
 
@@ -384,6 +389,15 @@ class ListQuery(QueryModel):
     before: str | None = Field(default=None, min_length=1, max_length=64)
 
 
+class LateAnswersQuery(QueryModel):
+    """`GET /v1/late-answers?sessionKey=&wait=` (v1.4): waits like `/result`."""
+
+    session_key: str | None = Field(
+        default=None, alias="sessionKey", min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS
+    )
+    wait: float = Field(default=0, ge=0, le=limits.MAX_WAIT_SECONDS)
+
+
 class ResultQuery(QueryModel):
     """`GET /v1/prompts/{id}/result?wait=`."""
 
@@ -405,6 +419,16 @@ class ResolvedBy(ResponseModel):
         return {k: v for k, v in handler(self).items() if v is not None}
 
 
+class LateAnswer(ResponseModel):
+    """An answer given after the prompt expired or its run stopped (v1.4); the prompt keeps its
+    terminal status. `deliveredAt`: when its agent picked it up."""
+
+    answers: dict[str, list[str]]
+    answered_at: UtcTime
+    resolved_by: ResolvedBy
+    delivered_at: UtcTime | None = None
+
+
 class PromptRecord(ResponseModel):
     """A prompt as the gateway holds it; `version` grows with every change."""
 
@@ -422,6 +446,18 @@ class PromptRecord(ResponseModel):
     version: int = 1
     # The deadline it was created with, once the person's answering moved it (v1.4).
     original_expires_at: UtcTime | None = None
+    late_answer: LateAnswer | None = None  # answered after all (v1.4)
+
+    @property
+    def takes_late_answer(self) -> bool:
+        """Expired, or cancelled because its run stopped, and not answered late yet: the
+        person may still answer it (for LATE_ANSWER_SECONDS after it ended)."""
+        stopped = (
+            self.status == "cancelled"
+            and self.resolved_by is not None
+            and self.resolved_by.reason == "run-abort"
+        )
+        return (self.status == "expired" or stopped) and self.late_answer is None
 
     @property
     def is_pending(self) -> bool:
@@ -439,6 +475,33 @@ class PromptRecord(ResponseModel):
     def overdue(self, now_ms: int) -> bool:
         """Pending with its deadline come: expired, whatever the store says yet."""
         return self.is_pending and self.expires_ms <= now_ms
+
+
+class LateAnswerItem(ResponseModel):
+    """One undelivered late answer, as an agent collects it."""
+
+    prompt_id: str
+    session_key: str
+    agent_id: str | None = None
+    questions: list[Question]
+    answers: dict[str, list[str]]
+    answered_at: UtcTime
+
+    @classmethod
+    def of(cls, record: PromptRecord) -> LateAnswerItem:
+        assert record.late_answer is not None
+        return cls(
+            prompt_id=record.id,
+            session_key=record.session_key,
+            agent_id=record.agent_id,
+            questions=record.questions,
+            answers=record.late_answer.answers,
+            answered_at=record.late_answer.answered_at,
+        )
+
+
+class LateAnswerList(ResponseModel):
+    late_answers: list[LateAnswerItem]
 
 
 class AnswersEnvelope(ResponseModel):

@@ -17,6 +17,8 @@ from typing import Any
 from app.protocol import (
     CreatePromptRequest,
     ErrorCode,
+    LateAnswer,
+    LateAnswerItem,
     PendingResult,
     PromptRecord,
     ProtocolError,
@@ -87,6 +89,23 @@ def _conflict(what: str) -> ProtocolError:
 _EXPIRY = ResolvedBy(kind="system", reason="expired")
 
 
+def _not_late(record: PromptRecord) -> ProtocolError:
+    """409: a prompt that takes no late answer (still pending, answered, dismissed, cancelled
+    by hand, or already answered late)."""
+    why = (
+        "is still pending: answer it"
+        if record.is_pending
+        else "was already answered late"
+        if record.late_answer is not None
+        else f"is {record.status}: only an expired or run-stopped prompt takes a late answer"
+    )
+    return ProtocolError(
+        ErrorCode.ALREADY_RESOLVED,
+        f"the prompt {why}",
+        extra={"prompt": record.to_wire()},
+    )
+
+
 def _already_resolved(record: PromptRecord) -> ProtocolError:
     return ProtocolError(
         ErrorCode.ALREADY_RESOLVED,
@@ -115,6 +134,9 @@ class Gateway:
         # notification carries: the gateway keeps its hash).
         self.on_created: Callable[[PromptRecord, str, str], None] | None = None
         self.on_engaged: Callable[[str], None] | None = None  # the person is answering it
+        # Agents waiting for a late answer, by person: woken when a record of theirs changes
+        # after it ended (here or in another gateway process).
+        self._late_waits: dict[str, list[asyncio.Future[None]]] = {}
 
     # ---- life --------------------------------------------------------------------------
 
@@ -339,6 +361,113 @@ class Gateway:
         self._publish(event)
         return extended
 
+    # ---- late answers (v1.4) -----------------------------------------------------------
+
+    async def late_answer(
+        self,
+        prompt_id: str,
+        person: str | None,
+        answers: dict[str, Any],
+        device_id: str | None,
+        idempotency_key: str | None,
+        by_link: bool = False,
+    ) -> dict[str, Any]:
+        """An answer after the deadline, or after the agent's run stopped, for a day: the
+        prompt keeps its terminal status and gains `lateAnswer`; the first one wins, a retried
+        key gets the original 200. The agent collects it (`late_answers`)."""
+        request = {"answers": answers, "deviceId": device_id}
+        key = _device_key(prompt_id, idempotency_key, "late-answer", request)
+        record = await self.get(prompt_id, person)
+        if (seen := await self._replayed(key, "idempotencyKey")) is not None:
+            return seen
+        now = self.clock.now_ms()
+        if not record.takes_late_answer:
+            raise _not_late(record)
+        ended_ms = int((record.resolved_at or record.expires_at).timestamp() * 1000)
+        if now - ended_ms > limits.LATE_ANSWER_SECONDS * 1000:
+            raise ProtocolError(
+                ErrorCode.ALREADY_RESOLVED,
+                f"this prompt ended more than {limits.LATE_ANSWER_SECONDS // 3600} hours ago: "
+                "too late for an answer to reach its agent",
+                extra={"prompt": record.to_wire()},
+            )
+        late = LateAnswer(
+            answers=canonicalize_answers(record.questions, answers),
+            answered_at=to_datetime(now),
+            resolved_by=ResolvedBy(kind="link" if by_link else "device", device_id=device_id),
+        )
+        answered = await self._amend(record, {"late_answer": late}, key, now)
+        return answered.to_wire()
+
+    async def late_answers(self, person: str, session_key: str | None) -> list[LateAnswerItem]:
+        """`person`'s late answers no agent has picked up yet (in `session_key`), oldest first."""
+        since = self.clock.now_ms() - 2 * limits.LATE_ANSWER_SECONDS * 1000
+        found = []
+        for record_json in await self.store.late_answered(person, session_key, since):
+            record = PromptRecord.model_validate_json(record_json)
+            if record.late_answer is not None and record.late_answer.delivered_at is None:
+                found.append(LateAnswerItem.of(record))
+        return found
+
+    async def wait_late_answers(
+        self, person: str, session_key: str | None, wait: float
+    ) -> list[LateAnswerItem]:
+        """As `late_answers`; with none yet, waits up to `wait` seconds for one."""
+        found = await self.late_answers(person, session_key)
+        deadline = asyncio.get_running_loop().time() + wait
+        while not found and (left := deadline - asyncio.get_running_loop().time()) > 0:
+            changed = asyncio.get_running_loop().create_future()
+            self._late_waits.setdefault(person, []).append(changed)
+            try:
+                await asyncio.wait_for(changed, left)
+            except TimeoutError:
+                break
+            finally:
+                waits = self._late_waits.get(person, [])
+                if changed in waits:
+                    waits.remove(changed)
+            found = await self.late_answers(person, session_key)
+        return found
+
+    async def acknowledge_late_answer(self, prompt_id: str, person: str) -> dict[str, Any]:
+        """The agent has its late answer: `deliveredAt` is set (again: the same record)."""
+        record = await self.get(prompt_id, person)
+        late = record.late_answer
+        if late is None:
+            raise ProtocolError(
+                ErrorCode.NOT_FOUND, f"prompt {prompt_id} has no late answer to acknowledge"
+            )
+        if late.delivered_at is not None:
+            return record.to_wire()
+        now = self.clock.now_ms()
+        delivered = late.model_copy(update={"delivered_at": to_datetime(now)})
+        return (await self._amend(record, {"late_answer": delivered}, None, now)).to_wire()
+
+    async def _amend(
+        self,
+        record: PromptRecord,
+        update: dict[str, Any],
+        key: IdempotencyKey | None,
+        now: int,
+    ) -> PromptRecord:
+        """A resolved prompt's record changed, if nobody changed it first (409 if they did)."""
+        amended = record.model_copy(update={**update, "version": record.version + 1})
+        amended_json = amended.model_dump_json(by_alias=True)
+        remember = Remember(key.scope, amended.to_wire(), key.asked) if key else None
+        event = await self.store.amend(
+            amended, amended_json, was_version=record.version, remember=remember, now_ms=now
+        )
+        if event is None:  # another late answer (or its delivery) came first
+            raise _not_late(await self._stored(record.id))
+        self._publish(event)
+        return amended
+
+    def _late_answer_changed(self, person: str) -> None:
+        """A record of `person` changed after it ended: their waiting agents look again."""
+        for changed in self._late_waits.pop(person, []):
+            if not changed.done():
+                changed.set_result(None)
+
     # ---- answer links ------------------------------------------------------------------
 
     async def prompt_of_link(self, token: str) -> PromptRecord | None:
@@ -476,6 +605,8 @@ class Gateway:
         """An event this process committed, to the devices parked here, in sequence order: when
         another request or gateway process committed the ones before it, those are heard
         first."""
+        if event.type == UPDATED:
+            self._late_answer_changed(event.person)
         if event.seq == self.feed.head + 1:
             self.feed.committed(event)
         elif event.seq > self.feed.head:
@@ -504,7 +635,10 @@ class Gateway:
                     self.waiters.prompt_resolved(event.prompt_id)
                 elif event.type in (CREATED, UPDATED):  # its deadline, here too
                     record = PromptRecord.model_validate_json(event.record_json)
-                    self.deadlines.add(record.expires_ms, event.prompt_id)
+                    if record.is_pending:
+                        self.deadlines.add(record.expires_ms, event.prompt_id)
+                    else:  # a late answer or its delivery
+                        self._late_answer_changed(event.person)
                 self.feed.committed(event)
             if len(batch) < CATCH_UP_BATCH:
                 break

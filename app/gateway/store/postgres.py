@@ -32,11 +32,13 @@ from app.protocol import PromptRecord, ProtocolError
 
 from .postgres_settings import PostgresSettings
 from .queries import (
+    AMEND_PROMPT,
     EXTEND_PROMPT,
     INSERT_PROMPT,
     REMEMBER_COLUMNS,
     RESOLVE_PROMPT,
     SharedQueries,
+    amend_row,
     extend_row,
     prompt_row,
     remember_row,
@@ -305,6 +307,13 @@ _RESOLVE = {
 
 
 _EXTEND = {False: _announced(_pg(EXTEND_PROMPT) + ", id, record", keep=False)}
+_AMEND = {
+    keep: _announced(
+        _pg(AMEND_PROMPT.format(version="(record::json->>'version')::int")) + ", id, record",
+        keep=keep,
+    )
+    for keep in (False, True)
+}
 
 
 class PostgresStore(SharedQueries):
@@ -395,6 +404,18 @@ class PostgresStore(SharedQueries):
     ) -> StoredEvent | None:
         params = extend_row(record, record_json)
         return await self._change(_EXTEND, params, UPDATED, record, record_json, None, now_ms)
+
+    async def amend(
+        self,
+        record: PromptRecord,
+        record_json: str,
+        *,
+        was_version: int,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent | None:
+        params = amend_row(record, record_json, was_version)
+        return await self._change(_AMEND, params, UPDATED, record, record_json, remember, now_ms)
 
     async def _change(
         self,

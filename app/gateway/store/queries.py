@@ -40,6 +40,20 @@ EXTEND_PROMPT = (
 )
 
 
+# A resolved prompt's record changed (a late answer, its delivery: v1.4), if it is still the
+# version the change was made from: the first of two such changes wins. `{version}` is the
+# record's version in each dialect's JSON.
+AMEND_PROMPT = (
+    "UPDATE prompts SET record = ? WHERE id = ? AND status != 'pending' AND {version} = ? "
+    "RETURNING person"
+)
+
+
+def amend_row(record: PromptRecord, record_json: str, was_version: int) -> tuple[Any, ...]:
+    """AMEND_PROMPT's values."""
+    return (record_json, record.id, was_version)
+
+
 def extend_row(record: PromptRecord, record_json: str) -> tuple[Any, ...]:
     """EXTEND_PROMPT's values."""
     return (record_json, record.expires_ms, record.id)
@@ -113,6 +127,19 @@ class SharedQueries:
             (person, session_key, agent_id or ""),
         )
         return row[0] if row else None
+
+    async def late_answered(
+        self, person: str, session_key: str | None, resolved_after_ms: int
+    ) -> list[str]:
+        sql = (
+            "SELECT record FROM prompts WHERE status != 'pending' AND resolved_ms > ? "
+            "AND person = ?"
+        )
+        params: tuple[Any, ...] = (resolved_after_ms, person)
+        if session_key is not None:
+            sql, params = sql + " AND session_key = ?", (*params, session_key)
+        rows = await self.db.execute(sql + " ORDER BY resolved_ms, n", params)
+        return [r[0] for r in rows if '"lateAnswer":{' in r[0]]
 
     async def pending_of_person(self, person: str) -> list[str]:
         rows = await self.db.execute(

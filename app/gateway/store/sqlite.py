@@ -19,11 +19,13 @@ from app.protocol import DEFAULT_PERSON_ID, PromptRecord
 from .checkpoints import Checkpointer
 from .ownership import Ownership
 from .queries import (
+    AMEND_PROMPT,
     EXTEND_PROMPT,
     INSERT_PROMPT,
     REMEMBER_COLUMNS,
     RESOLVE_PROMPT,
     SharedQueries,
+    amend_row,
     extend_row,
     prompt_row,
     remember_row,
@@ -335,6 +337,21 @@ class PromptStore(SharedQueries):
             EXTEND_PROMPT, params, UPDATED, record, record_json, None, now_ms
         )
 
+    async def amend(
+        self,
+        record: PromptRecord,
+        record_json: str,
+        *,
+        was_version: int,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent | None:
+        statement = AMEND_PROMPT.format(version="json_extract(record, '$.version')")
+        params = amend_row(record, record_json, was_version)
+        return self._change_pending(
+            statement, params, UPDATED, record, record_json, remember, now_ms
+        )
+
     def _change_pending(
         self,
         statement: str,
@@ -345,9 +362,9 @@ class PromptStore(SharedQueries):
         remember: Remember | None,
         now_ms: int,
     ) -> StoredEvent | None:
-        """A pending prompt's row changed by `statement` (which returns its person), with its
-        key and event, in one transaction; None if it was not pending. The record kept in
-        memory follows once it has committed."""
+        """A prompt's row changed by `statement` (which returns its person), with its key and
+        event, in one transaction; None if the statement's condition (still pending, still
+        that version) did not hold. The record kept in memory follows once it has committed."""
         db = self._db
         with immediate(db):
             row = db.execute(statement, params).fetchone()

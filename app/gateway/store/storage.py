@@ -153,6 +153,27 @@ class Store(Protocol):
         its `prompt.updated` event, committed: the event; None if it was not pending."""
         ...
 
+    async def amend(
+        self,
+        record: PromptRecord,
+        record_json: str,
+        *,
+        was_version: int,
+        remember: Remember | None,
+        now_ms: int,
+    ) -> StoredEvent | None:
+        """A resolved prompt's new record (a late answer, or its delivery), with its key and
+        its `prompt.updated` event, committed: the event; None if the stored record is no
+        longer `was_version` (another change came first)."""
+        ...
+
+    async def late_answered(
+        self, person: str, session_key: str | None, resolved_after_ms: int
+    ) -> list[str]:
+        """`person`'s prompts resolved after `resolved_after_ms` (in `session_key`), oldest
+        first, as stored JSON: where undelivered late answers are looked for."""
+        ...
+
     # prompts
     async def prompt_of_link(self, link_hash: str) -> str | None: ...
 

@@ -12,6 +12,8 @@ from app.protocol import (
     DismissRequest,
     EngagedRequest,
     ErrorCode,
+    LateAnswerList,
+    LateAnswerRequest,
     ProtocolError,
     ReplyRequest,
     ensure_main_session,
@@ -137,6 +139,27 @@ async def engaged_on_prompt(call: Call) -> dict[str, Any]:
     body: EngagedRequest = call.body or EngagedRequest()
     prompt_id = call.params["prompt_id"]
     return (await call.gateway.engaged(prompt_id, call.person, body.device_id)).to_wire()
+
+
+async def late_answer_prompt(call: Call) -> dict[str, Any]:
+    """An answer after the deadline or the run's stop (v1.4): the agent collects it."""
+    body: LateAnswerRequest = call.body
+    return await call.gateway.late_answer(
+        call.params["prompt_id"], call.person, body.answers, body.device_id, body.idempotency_key
+    )
+
+
+async def late_answers(call: Call) -> dict[str, Any]:
+    """The person's late answers no agent has picked up (in a session), oldest first; with
+    none, waits up to `wait` seconds for one."""
+    query = call.query
+    found = await call.gateway.wait_late_answers(call.person, query.session_key, query.wait)
+    return LateAnswerList(late_answers=found).to_wire()
+
+
+async def acknowledge_late_answer(call: Call) -> dict[str, Any]:
+    """The agent has the late answer: it is delivered (idempotent)."""
+    return await call.gateway.acknowledge_late_answer(call.params["prompt_id"], call.person)
 
 
 async def reply_to_prompt(call: Call) -> dict[str, Any]:
