@@ -3,7 +3,7 @@
 Imports only app.protocol from the project (and httpx); never the gateway, device or UI.
 """
 
-from .client import AskUserError, ask_user, ask_user_async
+from .client import AskUserError, ask_user, ask_user_async, late_answers, late_answers_async
 from .tool import (
     DESCRIPTION,
     INPUT_SCHEMA,
@@ -22,6 +22,8 @@ __all__ = [
     "anthropic_tool",
     "ask_user",
     "ask_user_async",
+    "late_answers",
+    "late_answers_async",
     "mcp_tool",
     "openai_tool",
     "should_offer_tool",

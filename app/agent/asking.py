@@ -49,6 +49,11 @@ class Asker(Protocol):
         """Best effort, never raises: the run stopped, so its question goes too."""
         ...
 
+    async def late_answers(self, session_key: str) -> list[dict[str, Any]]:
+        """The session's late answers no agent has picked up (v1.4), each acknowledged once
+        it is in hand; best effort: [] when the gateway cannot be asked."""
+        ...
+
 
 def aborted(abort: AbortEvent | None) -> bool:
     return abort is not None and abort.is_set()
@@ -169,4 +174,13 @@ async def ask(
     if result is None:  # aborted by the caller
         await asker.cancel(record["id"])
         return {"status": "no_answer", "reason": "cancelled"}
-    return result
+    return await with_late_answers(asker, body["sessionKey"], result)
+
+
+async def with_late_answers(
+    asker: Asker, session_key: str, result: dict[str, Any]
+) -> dict[str, Any]:
+    """The tool result, carrying `lateAnswers` when the person answered earlier questions of
+    this session after their deadline (v1.4): the agent hears of them without asking."""
+    late = await asker.late_answers(session_key)
+    return {**result, "lateAnswers": late} if late else result

@@ -14,10 +14,10 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -39,6 +39,8 @@ from app.protocol.local_gateway import (
 )
 
 from . import asking
+
+T = TypeVar("T")
 
 log = logging.getLogger("ask_user.agent")
 
@@ -258,6 +260,36 @@ class HttpAsker:
                     return
             await asyncio.sleep(CANCEL_RETRY_SECONDS)
 
+    async def late_answers(self, session_key: str) -> list[dict[str, Any]]:
+        try:
+            response = await self.http.get("/v1/late-answers", params={"sessionKey": session_key})
+            if response.status_code != 200:
+                log.warning("could not collect late answers: %s", response.text[:200])
+                return []
+            found: list[dict[str, Any]] = response.json()["lateAnswers"]
+            for item in found:  # in hand: delivered (a lost ack hands it out once more)
+                await self.http.post(f"/v1/late-answers/{item['promptId']}/ack")
+        except httpx.HTTPError as exc:
+            log.warning("could not collect late answers: %r", exc)
+            return []
+        return found
+
+
+async def late_answers_async(
+    session_key: str, *, gateway_url: str | None = None, token: str | None = None
+) -> list[dict[str, Any]]:
+    """Answers the person gave after a question of this session expired or its run stopped
+    (v1.4), oldest first, each acknowledged: a second call does not return them again."""
+    async with HttpAsker(settings(gateway_url, token)) as asker:
+        return await asker.late_answers(session_key)
+
+
+def late_answers(
+    session_key: str, *, gateway_url: str | None = None, token: str | None = None
+) -> list[dict[str, Any]]:
+    """The blocking form of late_answers_async."""
+    return _run_blocking(late_answers_async(session_key, gateway_url=gateway_url, token=token))
+
 
 def ask_user(
     questions: Sequence[Mapping[str, Any]],
@@ -283,6 +315,11 @@ def ask_user(
         abort=abort,
         create_retry_seconds=create_retry_seconds,
     )
+    return _run_blocking(call)
+
+
+def _run_blocking(call: Coroutine[Any, Any, T]) -> T:
+    """Run `call` to its end from code that is not a coroutine."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
@@ -301,7 +338,7 @@ def ask_user(
     worker.join()
     if "error" in outcome:
         raise outcome["error"]
-    result: dict[str, Any] = outcome["result"]
+    result: T = outcome["result"]
     return result
 
 

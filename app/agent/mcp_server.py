@@ -145,6 +145,7 @@ class AskUserTool:
                 waiting.callers -= 1
                 if waiting.callers == 0 and self._waiting.get(key) is waiting:
                     del self._waiting[key]
+            result = await asking.with_late_answers(where.asker, where.session_key, result)
         except AskUserError as exc:
             return _error_result(exc)
         return _text_result(result)

@@ -69,6 +69,13 @@ class GatewayAsker:
         with contextlib.suppress(ProtocolError):  # already resolved: nothing to take back
             await self.gateway.cancel(self.owner, prompt_id, RUN_ABORT)
 
+    async def late_answers(self, session_key: str) -> list[dict[str, Any]]:
+        found = await self.gateway.late_answers(self.person, session_key)
+        for item in found:
+            with contextlib.suppress(ProtocolError):  # gone meanwhile: it was delivered
+                await self.gateway.acknowledge_late_answer(item.prompt_id, self.person)
+        return [item.to_wire() for item in found]
+
 
 class RemoteMcp:
     """The session manager and the tool behind `/mcp`, started and stopped with the gateway."""
