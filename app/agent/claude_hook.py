@@ -7,6 +7,11 @@ chosen labels, joined with ", ") when the person answered; `deny` with a reason 
 when they dismissed it. Whenever it cannot help — the prompt expired or was cancelled, the
 gateway is unreachable, or the questions are more than the contract carries — it exits 0 with
 no decision, so Claude Code shows its own question and nothing is lost.
+
+It is also Claude Code's `Stop` hook (docs/PROTOCOL.md v1.4): when the person answered one of
+the project's questions after it had expired, the stop is blocked with a reason that gives the
+model the question and the answer (then it is delivered), so the work goes on with it; with
+none, or when the gateway cannot be asked, the stop goes through.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from .client import AskUserError
 
 TOOL = "AskUserQuestion"
 EVENT = "PreToolUse"
+STOP_EVENT = "Stop"
 SESSION_PREFIX = "claude-code"
 DECLINED = (
     "The user dismissed these questions on their phone without answering. Do not ask them "
@@ -100,6 +106,43 @@ def decision(
     return None  # expired or cancelled: let Claude Code ask in the terminal
 
 
+def stop_decision(late: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The Stop hook's output for the project's undelivered late answers; None: stop."""
+    lines = []
+    for item in late:
+        for question in item.get("questions", []):
+            values = item.get("answers", {}).get(question.get("id"))
+            if values:
+                lines.append(f"- {question.get('question')} → {', '.join(values)}")
+    if not lines:
+        return None
+    return {
+        "decision": "block",
+        "reason": "The user answered after the question had expired (on their phone, Ask "
+        "User); go on with your work with these answers:\n" + "\n".join(lines),
+    }
+
+
+def run_stop_hook(hook: dict[str, Any], gateway_url: str | None, token: str | None) -> int:
+    """Claude is about to stop: a late answer of this project, if any, keeps it going."""
+    from .client import late_answers
+
+    try:
+        late = late_answers(
+            session_key(hook),
+            gateway_url=gateway_url,
+            token=token,
+            connect_seconds=GATEWAY_DOWN_SECONDS,
+        )
+    except AskUserError as exc:  # no gateway configured here: nothing to deliver
+        _note(f"{exc}; no late answers looked for")
+        return 0
+    output = stop_decision(late)
+    if output is not None:
+        print(json.dumps(output, ensure_ascii=False))
+    return 0
+
+
 def _note(message: str) -> None:
     """Shown in Claude Code's transcript view (stderr of a hook that exits 0)."""
     print(f"ask-user: {message}", file=sys.stderr)
@@ -119,6 +162,8 @@ def run_claude_hook(
     except ValueError as exc:
         _note(f"the hook's input is not JSON ({exc}); Claude Code asks itself")
         return 0
+    if isinstance(hook, dict) and hook.get("hook_event_name") == STOP_EVENT:
+        return run_stop_hook(hook, gateway_url, token)
     if not isinstance(hook, dict) or hook.get("tool_name") != TOOL:
         return 0  # another tool: not ours to decide
     tool_input = hook.get("tool_input")

@@ -177,13 +177,16 @@ class HttpAsker:
     """The gateway over HTTP with an agent token (`asking.Asker`)."""
 
     def __init__(
-        self, config: AgentSettings, create_retry_seconds: float = CREATE_RETRY_SECONDS
+        self,
+        config: AgentSettings,
+        create_retry_seconds: float = CREATE_RETRY_SECONDS,
+        connect_seconds: float = 10.0,
     ) -> None:
         self.create_retry_seconds = create_retry_seconds  # how long to retry an unreachable one
         self.http = httpx.AsyncClient(
             base_url=config.gateway_url,
             headers={"Authorization": f"Bearer {config.token}"},
-            timeout=httpx.Timeout(10.0, read=asking.RESULT_WAIT_SECONDS + 15),
+            timeout=httpx.Timeout(connect_seconds, read=asking.RESULT_WAIT_SECONDS + 15),
         )
 
     async def __aenter__(self) -> HttpAsker:
@@ -276,19 +279,32 @@ class HttpAsker:
 
 
 async def late_answers_async(
-    session_key: str, *, gateway_url: str | None = None, token: str | None = None
+    session_key: str,
+    *,
+    gateway_url: str | None = None,
+    token: str | None = None,
+    connect_seconds: float = 10.0,
 ) -> list[dict[str, Any]]:
     """Answers the person gave after a question of this session expired or its run stopped
-    (v1.4), oldest first, each acknowledged: a second call does not return them again."""
-    async with HttpAsker(settings(gateway_url, token)) as asker:
+    (v1.4), oldest first, each acknowledged: a second call does not return them again. An
+    unreachable gateway gives [] (after `connect_seconds`)."""
+    config = settings(gateway_url, token)
+    async with HttpAsker(config, connect_seconds=connect_seconds) as asker:
         return await asker.late_answers(session_key)
 
 
 def late_answers(
-    session_key: str, *, gateway_url: str | None = None, token: str | None = None
+    session_key: str,
+    *,
+    gateway_url: str | None = None,
+    token: str | None = None,
+    connect_seconds: float = 10.0,
 ) -> list[dict[str, Any]]:
     """The blocking form of late_answers_async."""
-    return _run_blocking(late_answers_async(session_key, gateway_url=gateway_url, token=token))
+    call = late_answers_async(
+        session_key, gateway_url=gateway_url, token=token, connect_seconds=connect_seconds
+    )
+    return _run_blocking(call)
 
 
 def ask_user(

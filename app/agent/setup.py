@@ -38,6 +38,7 @@ from .tool import SERVER_NAME, TOOL_NAME
 
 HOOK_COMMAND = "claude-hook"
 MARGIN_SECONDS = 60  # how much longer than the prompt Claude Code waits for the hook / tool
+STOP_SECONDS = 30  # the Stop hook only looks for late answers: it never waits for a person
 # The longest a prompt can wait: its longest timeout, moved on while the person answers (v1.4).
 TOOL_TIMEOUT_SECONDS = (
     limits.MAX_TIMEOUT_SECONDS + limits.MAX_ENGAGED_EXTENSION_SECONDS + MARGIN_SECONDS
@@ -117,20 +118,23 @@ def hook_timeout(prompt_timeout: int) -> int:
 
 
 def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> dict[str, Any]:
-    """`settings` with our PreToolUse hook for AskUserQuestion (an earlier one replaced)."""
+    """`settings` with our PreToolUse hook for AskUserQuestion and our Stop hook (late answers,
+    v1.4), earlier ones of ours replaced and everyone else's kept."""
     hooks = dict(settings.get("hooks") or {})
-    kept = []
-    for group in hooks.get("PreToolUse") or []:
-        inner = [h for h in group.get("hooks", []) if not _is_ours(h)]
-        if inner:
-            kept.append({**group, "hooks": inner})
-    kept.append(
-        {
+    ours = {
+        "PreToolUse": {
             "matcher": TOOL,
             "hooks": [{"type": "command", "command": command, "timeout": timeout_seconds}],
-        }
-    )
-    hooks["PreToolUse"] = kept
+        },
+        "Stop": {"hooks": [{"type": "command", "command": command, "timeout": STOP_SECONDS}]},
+    }
+    for event, group_of_ours in ours.items():
+        kept = []
+        for group in hooks.get(event) or []:
+            inner = [h for h in group.get("hooks", []) if not _is_ours(h)]
+            if inner:
+                kept.append({**group, "hooks": inner})
+        hooks[event] = [*kept, group_of_ours]
     env = dict(settings.get("env") or {})
     current = env.get("MCP_TOOL_TIMEOUT")
     if not (isinstance(current, str) and current.isdigit() and int(current) >= MCP_TOOL_TIMEOUT_MS):

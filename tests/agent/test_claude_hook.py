@@ -218,3 +218,61 @@ def test_the_hook_command_setup_writes_runs_as_written(gateway, tmp_path):
     assert json.loads(out)["hookSpecificOutput"]["updatedInput"]["answers"] == {
         DATABASE["question"]: "SQLite"
     }
+
+
+def _stop_input() -> dict:
+    """What Claude Code sends a Stop hook when Claude is about to end its turn (hooks
+    reference)."""
+    return {
+        "session_id": "8c35adc1-5f2e-4b7e-9d0a-1b2c3d4e5f60",
+        "transcript_path": "/home/dev/.claude/projects/-home-dev-code-shop/8c35adc1.jsonl",
+        "cwd": PROJECT,
+        "permission_mode": "default",
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+
+
+def test_the_stop_hook_keeps_claude_going_with_a_late_answer_then_lets_it_stop(gateway):
+    """#44: the person answered the project's expired question late; Claude's next stop is
+    blocked with the question and the answer, and the stop after that goes through."""
+    from app.agent.claude_hook import session_key
+
+    code, out, _ = _finish(_hook(gateway.url, _stop_input()))
+    assert (code, out) == (0, "")  # nothing late: Claude stops
+    asked = gateway.create(
+        sessionKey=session_key({"cwd": PROJECT}),
+        timeoutSeconds=30,
+        questions=[
+            {
+                "id": "db",
+                "header": "Database",
+                "question": "Which database should the service use?",
+                "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}],
+            }
+        ],
+    )
+    elsewhere = gateway.create(sessionKey="claude-code:~/code/other", timeoutSeconds=30)
+    gateway.clock.advance(31)
+    for prompt, answers in (
+        (asked, {"db": ["SQLite"]}),
+        (elsewhere, {"deploy_target": ["Production"]}),
+    ):
+        assert gateway.device.get(f"/v1/prompts/{prompt['id']}").json()["status"] == "expired"
+        late = device_post(gateway.url, prompt["id"], "late-answer", {"answers": answers})
+        assert late.status_code == 200, late.text
+    code, out, _ = _finish(_hook(gateway.url, _stop_input()))
+    assert code == 0
+    blocked = json.loads(out)
+    assert blocked["decision"] == "block"
+    assert "Which database should the service use? → SQLite" in blocked["reason"]
+    assert "Production" not in blocked["reason"]  # another project's answer stays for it
+    code, out, _ = _finish(_hook(gateway.url, _stop_input()))
+    assert (code, out) == (0, "")  # delivered: this stop goes through
+    other = gateway.device.get(f"/v1/prompts/{elsewhere['id']}").json()
+    assert other["lateAnswer"]["deliveredAt"] is None
+
+
+def test_the_stop_hook_lets_claude_stop_when_the_gateway_is_down():
+    code, out, _ = _finish(_hook(f"http://127.0.0.1:{free_port()}", _stop_input()))
+    assert (code, out) == (0, "")
