@@ -20,6 +20,7 @@ from .state import (
     DisplayStatus,
     ServerClock,
     TimelineItem,
+    takes_late_answer,
 )
 from .store import LocalStore
 from .sync import DeviceCore, PairingError, Settings
@@ -43,4 +44,5 @@ __all__ = [
     "TimelineItem",
     "Unauthorized",
     "app_data_dir",
+    "takes_late_answer",
 ]

@@ -159,6 +159,17 @@ class GatewayClient:
         )
         return PromptRecord.model_validate_json(response.content)
 
+    async def late_answer(
+        self, prompt_id: str, answers: dict[str, list[str]], device_id: str, key: str
+    ) -> PromptRecord:
+        """An answer after the deadline or the run's stop (v1.4): the record, status kept."""
+        response = await self._call(
+            "POST",
+            f"/v1/prompts/{prompt_id}/late-answer",
+            json={"answers": answers, "deviceId": device_id, "idempotencyKey": key},
+        )
+        return PromptRecord.model_validate_json(response.content)
+
     async def engaged(self, prompt_id: str, device_id: str) -> PromptRecord:
         """The person is choosing or typing: with little time left, the deadline moves."""
         response = await self._call(

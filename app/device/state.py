@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.protocol import PromptRecord
+from app.protocol import PromptRecord, limits
 
 from .store import StoredPrompt
 
@@ -50,6 +50,16 @@ Change = frozenset[str] | None
 EVERYTHING: Change = None
 
 
+def takes_late_answer(record: PromptRecord, now_ms: int) -> bool:
+    """Expired or run-stopped, not answered late yet, and ended less than a day ago: "Answer
+    anyway" is offered (docs/PROTOCOL.md v1.4)."""
+    ended = record.resolved_at or record.expires_at
+    return (
+        record.takes_late_answer
+        and now_ms - ended.timestamp() * 1000 < limits.LATE_ANSWER_SECONDS * 1000
+    )
+
+
 class DisplayStatus(StrEnum):
     PENDING = "pending"
     SENDING = "sending"
@@ -82,7 +92,13 @@ class TimelineItem:
 def display_status(item: StoredPrompt, device_id: str, clock: ServerClock) -> TimelineItem:
     record = item.record
     left = clock.seconds_left(record) if record.is_pending else 0.0
-    answers = record.answers if record.status == "answered" else item.local_answers
+    answers = (
+        record.answers
+        if record.status == "answered"
+        else record.late_answer.answers
+        if record.late_answer is not None
+        else item.local_answers
+    )
     if item.outbox_kind is not None:
         status = DisplayStatus.SENDING
     elif record.status == "answered":

@@ -48,7 +48,7 @@ class StoredPrompt:
     record: PromptRecord
     local_answers: dict[str, list[str]] | None
     gone: bool
-    outbox_kind: str | None  # "answer" | "dismiss" while not yet acknowledged
+    outbox_kind: str | None  # "answer" | "dismiss" | "late" while not yet acknowledged
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from .state import (
     ServerClock,
     TimelineItem,
     display_status,
+    takes_late_answer,
 )
 from .store import LocalStore
 
@@ -189,6 +190,18 @@ class DeviceCore:
             await client.engaged(prompt_id, self.device_id)
         except (GatewayError, httpx.TransportError) as exc:  # the deadline stays: no harm
             log.debug("could not say the person is answering %s: %s", prompt_id, exc)
+
+    def answer_late(self, prompt_id: str, answers: dict[str, list[str]]) -> TimelineItem:
+        """Answer anyway (v1.4): an expired or run-stopped prompt, within the day it takes a
+        late answer; validated, then kept in the outbox before it goes anywhere."""
+        item = self.item(prompt_id)
+        if item is None or not takes_late_answer(item.record, self.clock.now_ms()):
+            raise ProtocolError(
+                ErrorCode.ALREADY_RESOLVED, "this prompt takes no late answer (any more)"
+            )
+        canonical = canonicalize_answers(item.record.questions, answers)
+        self.store.enqueue(prompt_id, "late", canonical)
+        return self._queued(prompt_id)
 
     def dismiss(self, prompt_id: str) -> TimelineItem:
         self._open_item(prompt_id)
@@ -365,6 +378,10 @@ class DeviceCore:
                 try:
                     if entry.kind == "answer":
                         record = await client.answer(
+                            entry.prompt_id, entry.answers or {}, self.device_id, entry.key
+                        )
+                    elif entry.kind == "late":
+                        record = await client.late_answer(
                             entry.prompt_id, entry.answers or {}, self.device_id, entry.key
                         )
                     else:

@@ -237,6 +237,46 @@ def StatusRow(item: TimelineItem, strings: Strings, clock: Clock) -> ft.Control:
     )
 
 
+def LateRow(strings: Strings) -> ft.Control:
+    """A late card's status: its time ran out, the answer still reaches the agent."""
+    return ft.Row(
+        [
+            ft.Icon(ft.Icons.TIMER_OFF, color=ft.Colors.TERTIARY, size=20),
+            ft.Text(strings("late_card"), size=13, weight=ft.FontWeight.W_600, expand=True),
+        ],
+        spacing=6,
+        rtl=strings.rtl,
+    )
+
+
+@ft.component
+def LateButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings) -> ft.Control:
+    """Cancel (back to the summary, nothing sent) and Send."""
+    return ft.Row(
+        [
+            ft.OutlinedButton(
+                content=strings("cancel_late"),
+                icon=ft.Icons.CLOSE,
+                on_click=lambda _: screen.cancel_late(prompt_id),
+                height=TAP,
+            ),
+            ft.FilledButton(
+                content=strings("send_late"),
+                icon=ft.Icons.SEND,
+                on_click=lambda _: screen.submit(prompt_id),
+                disabled=not complete,
+                height=TAP,
+                key="submit",
+            ),
+        ],
+        alignment=ft.MainAxisAlignment.END,
+        spacing=12,
+        run_spacing=8,
+        wrap=True,
+        rtl=strings.rtl,
+    )
+
+
 def dismiss_button(prompt_id: str, screen: Screen, strings: Strings) -> ft.Control:
     return ft.OutlinedButton(
         content=strings("dismiss"),
@@ -324,15 +364,16 @@ def PromptCard(
     screen: Screen,
     strings: Strings,
     linked: bool = False,
+    late: bool = False,
 ) -> ft.Control:
     """An inline card for one pending prompt; all its questions stacked. Outlined when a link
-    opened it."""
+    opened it. `late`: an expired or run-stopped prompt answered anyway (v1.4): no countdown,
+    and Cancel and Send instead of Dismiss and Submit."""
     questions = item.record.questions
     numbered = len(questions) > 1
+    status = LateRow(strings) if late else StatusRow(item, strings, screen.clock)
     children: list[ft.Control] = [
-        ft.Column(
-            [StatusRow(item, strings, screen.clock), AskerLine(item.record)], spacing=2, tight=True
-        )
+        ft.Column([status, AskerLine(item.record)], spacing=2, tight=True)
     ]
     for index, question in enumerate(questions):
         if index:
@@ -351,7 +392,8 @@ def PromptCard(
     children.append(
         ft.Text(error or "", color=ft.Colors.ERROR, rtl=strings.rtl, visible=bool(error))
     )
-    children.append(CardButtons(item.id, answers.complete, screen, strings))
+    buttons = LateButtons if late else CardButtons
+    children.append(buttons(item.id, answers.complete, screen, strings))
     return ft.Card(
         ft.Container(
             ft.Column(

@@ -18,6 +18,7 @@ from app.device import (
     PairingError,
     Settings,
     TimelineItem,
+    takes_late_answer,
 )
 from app.device.store import created_key
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
@@ -72,6 +73,11 @@ def _insert(
     key = order(item)
     at = next((n for n, other in enumerate(items) if order(other) < key), len(items))
     items.insert(at, item)
+
+
+def _late_open(item: TimelineItem, now_ms: int) -> bool:
+    """A late card stays while its prompt takes a late answer and none is on its way."""
+    return item.status != DisplayStatus.SENDING and takes_late_answer(item.record, now_ms)
 
 
 def _waits(item: TimelineItem) -> bool:
@@ -248,11 +254,14 @@ class Screen:
         """What follows from the timeline the screen now shows: each open card's choices, the
         sessions' counts, a linked prompt, a new question brought into view."""
         state = self.state
-        open_ids = {i.id for i in waiting}
+        now = self.core.clock.now_ms()
+        late = [i for i in history if i.id in state.answering_late and _late_open(i, now)]
+        state.answering_late = tuple(i.id for i in late)
+        open_ids = {i.id for i in (*waiting, *late)}  # cards that take input
         self._tell_of_unsent_choices(open_ids, {i.id: i for i in resolved})
         state.selections = {
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
-            for i in waiting
+            for i in (*waiting, *late)
         }
         state.errors = {k: v for k, v in state.errors.items() if k in open_ids}
         state.undo = {k: v for k, v in state.undo.items() if k in open_ids}
@@ -377,6 +386,8 @@ class Screen:
         answers = self.state.selections.get(prompt_id)
         if not self.state.one_tap or answers is None or prompt_id in self.state.undo:
             return
+        if prompt_id in self.state.answering_late:  # sent by its own button, no Undo wait
+            return
         [*questions] = answers.by_id.values()
         if len(questions) != 1 or questions[0].question.multi_select or not answers.complete:
             return
@@ -424,8 +435,12 @@ class Screen:
         if answers is None or not answers.complete:
             return False
         self._sent.add(prompt_id)  # first: the core's change updates this screen at once
+        late = prompt_id in self.state.answering_late
         try:
-            self.core.answer(prompt_id, answers.answers())
+            if late:
+                self.core.answer_late(prompt_id, answers.answers())
+            else:
+                self.core.answer(prompt_id, answers.answers())
         except ProtocolError as exc:
             self._sent.discard(prompt_id)
             detail = "; ".join(f.message for f in exc.fields) or exc.message
@@ -436,6 +451,25 @@ class Screen:
             return False
         self.apply({prompt_id})
         return True
+
+    def answer_anyway(self, prompt_id: str) -> None:
+        """ "Answer anyway" on an expired or run-stopped summary: its card again, to answer."""
+        item = next((i for i in self.state.history if i.id == prompt_id), None)
+        if item is None or not _late_open(item, self.core.clock.now_ms()):
+            return
+        self.state.selections = {
+            **self.state.selections,
+            prompt_id: CardAnswers.start(item.record.questions),
+        }
+        self.state.answering_late = (*self.state.answering_late, prompt_id)
+        self.state.active_card = prompt_id
+
+    def cancel_late(self, prompt_id: str) -> None:
+        """The late card's Cancel: back to its summary, nothing sent."""
+        self.state.answering_late = tuple(k for k in self.state.answering_late if k != prompt_id)
+        self.state.selections = {k: v for k, v in self.state.selections.items() if k != prompt_id}
+        if self.state.active_card == prompt_id:
+            self.state.active_card = None
 
     def dismiss(self, prompt_id: str) -> None:
         """Dismiss after a few seconds in which Undo takes it back; nothing is sent before."""

@@ -92,6 +92,8 @@ class ScreenState:
     undo: dict[str, float] = field(default_factory=dict)  # prompt id → when it is sent
     # Of those, the ones answered by one tap (the rest are dismissed): sent with their choice.
     answering: tuple[str, ...] = ()
+    # Expired or run-stopped prompts the person chose to answer anyway: drawn as cards again.
+    answering_late: tuple[str, ...] = ()
     one_tap: bool = True  # one tap on an option answers a prompt of one single-choice question
     # In a browser (by default): the oldest waiting prompt, one question at a time, in a panel
     # docked at the bottom (the specification's web stepper) instead of stacked cards.

@@ -4,6 +4,7 @@ answer comes first: it is what a person looks for, and a narrow line cuts only t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import flet as ft
@@ -14,6 +15,7 @@ from app.protocol.strings import Strings
 
 from .card import AskerLine
 from .state import scroll_key
+from .theme import TAP
 
 STATUS_ICONS = {
     DisplayStatus.SENDING: (ft.Icons.SCHEDULE_SEND, ft.Colors.TERTIARY),
@@ -55,8 +57,23 @@ def when(item: TimelineItem, strings: Strings) -> str:
 
 # a new question re-renders the timeline, never its unchanged summaries (#43)
 @ft.memo  # type: ignore[untyped-decorator]  # ft.memo has no annotations
+def late_line(item: TimelineItem, strings: Strings) -> list[ft.Control]:
+    """Answered late: whether the agent has picked the answer up yet."""
+    late = item.record.late_answer
+    if late is None:
+        return []
+    said = strings("late_delivered" if late.delivered_at else "late_waiting")
+    return [ft.Text(said, size=13, color=ft.Colors.TERTIARY, weight=ft.FontWeight.W_600)]
+
+
 @ft.component
-def SummaryTile(item: TimelineItem, strings: Strings, linked: bool = False) -> ft.Control:
+def SummaryTile(
+    item: TimelineItem,
+    strings: Strings,
+    linked: bool = False,
+    answer_anyway: Callable[[str], None] | None = None,
+) -> ft.Control:
+    """`answer_anyway`: offered on an expired or run-stopped prompt within its day (v1.4)."""
     whole, set_whole = ft.use_state(linked)
     icon, color = STATUS_ICONS[item.status]
     lines = [
@@ -93,7 +110,20 @@ def SummaryTile(item: TimelineItem, strings: Strings, linked: bool = False) -> f
                     rtl=strings.rtl,  # the status is the app's; each line has its own direction
                 ),
                 AskerLine(item.record),
+                *late_line(item, strings),
                 *lines,
+                *(
+                    [
+                        ft.TextButton(
+                            strings("answer_anyway"),
+                            icon=ft.Icons.REPLY,
+                            on_click=lambda _: answer_anyway(item.id),
+                            height=TAP,
+                        )
+                    ]
+                    if answer_anyway is not None
+                    else []
+                ),
             ],
             spacing=4,
             tight=True,

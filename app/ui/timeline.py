@@ -11,6 +11,7 @@ from typing import Any
 
 import flet as ft
 
+from app.device import DisplayStatus, takes_late_answer
 from app.protocol.strings import Strings
 
 from .card import PromptCard, UndoRow
@@ -138,13 +139,42 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                     partial(PromptCard, item, answers, error, screen, strings, linked, key=item.id),
                 )
             )
+    now = screen.clock.now_ms
     for item in state.history[: state.history_shown]:
         linked = item.id == state.linked
+        if item.id in state.answering_late:  # answered anyway: its card again
+            answers, error = state.selections[item.id], state.errors.get(item.id)
+            items.append(
+                row(
+                    f"late-{item.id}",
+                    (item, answers, error, strings, linked),
+                    partial(
+                        PromptCard,
+                        item,
+                        answers,
+                        error,
+                        screen,
+                        strings,
+                        linked,
+                        late=True,
+                        key=f"late-{item.id}",
+                    ),
+                )
+            )
+            continue
+        offer = takes_late_answer(item.record, now) and item.status != DisplayStatus.SENDING
         items.append(
             row(
                 f"summary-{item.id}",
-                (item, strings, linked),
-                partial(SummaryTile, item, strings, linked, key=f"summary-{item.id}"),
+                (item, strings, linked, offer),
+                partial(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                    SummaryTile,
+                    item,
+                    strings,
+                    linked,
+                    screen.answer_anyway if offer else None,
+                    key=f"summary-{item.id}",
+                ),
             )
         )
     for gone in rows.keys() - used:

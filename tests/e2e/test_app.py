@@ -806,3 +806,38 @@ def test_choosing_near_the_deadline_gives_the_person_more_time(browser, stack, a
     page.get_by_role("button", name="Submit").tap()
     answers = three.result(timeout=30)["answers"]["answers"]
     assert answers == {"database": ["SQLite"], "auth": ["Google"], "hosting": ["AWS"]}
+
+
+def test_an_expired_question_is_answered_anyway_and_its_agent_picks_it_up(browser, stack):
+    """#44: a 30 s prompt expires on the phone; its summary offers "Answer anyway"; the card
+    comes back and its answer is sent late; the summary says the agent has not picked it up,
+    then that it has, once the agent collected it."""
+    gateway, app = stack
+    page = open_app(browser, app.url, "iphone-se")
+    asked = gateway.create(timeoutSeconds=30)
+    expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
+    gateway.clock.advance(31)
+    anyway = page.get_by_role("button", name="Answer anyway")
+    expect(anyway).to_be_visible(timeout=TIMEOUT)
+    shot(page, "21-expired-answer-anyway")
+    anyway.tap()
+    expect(page.get_by_text(re.compile("^Its time ran out"))).to_be_visible(timeout=TIMEOUT)
+    option(page, "Production").tap()
+    shot(page, "21b-late-card")
+    page.get_by_role("button", name="Send").tap()
+
+    def late() -> dict | None:
+        record = gateway.device.get(f"/v1/prompts/{asked['id']}").json()
+        return record["lateAnswer"]
+
+    assert wait_until(late, timeout=30)["answers"] == {"deploy_target": ["Production"]}
+    waiting = page.get_by_role("button", name=re.compile("Answered late · waiting for the agent"))
+    expect(waiting).to_be_visible(timeout=TIMEOUT)
+    shot(page, "22-answered-late-waiting")
+    [item] = gateway.agent.get("/v1/late-answers").json()["lateAnswers"]
+    assert item["promptId"] == asked["id"]
+    assert gateway.agent.post(f"/v1/late-answers/{asked['id']}/ack").status_code == 200
+    delivered = page.get_by_role("button", name=re.compile("Answered late · the agent has it"))
+    expect(delivered).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_role("button", name="Answer anyway")).to_have_count(0)
+    shot(page, "23-answered-late-delivered")

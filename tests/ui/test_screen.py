@@ -300,6 +300,38 @@ def test_tap_then_submit_puts_the_answer_in_the_outbox(screen):
     assert screen.state.history[0].status == DisplayStatus.SENDING
 
 
+def test_an_expired_prompt_is_answered_anyway_from_its_summary(screen):
+    """#44: "Answer anyway" draws its card again (no one-tap: it is sent by Send, or taken
+    back by Cancel); Send puts a late answer in the outbox; a prompt cancelled by hand, or
+    ended more than a day ago, offers nothing."""
+    ended = (NOW - timedelta(minutes=5)).isoformat()
+    add(
+        screen,
+        record("pr_late", 1, status="expired", resolvedAt=ended,
+               resolvedBy={"kind": "system", "reason": "expired"}),
+        record("pr_hand", 2, status="cancelled", resolvedAt=ended,
+               resolvedBy={"kind": "agent", "reason": "changed-mind"}),
+        record("pr_old", 3, status="expired",
+               resolvedAt=(NOW - timedelta(days=2)).isoformat()),
+    )  # fmt: skip
+    for refused in ("pr_hand", "pr_old"):
+        screen.answer_anyway(refused)
+        assert screen.state.answering_late == ()
+    screen.answer_anyway("pr_late")
+    assert screen.state.answering_late == ("pr_late",)
+    screen.tap_option("pr_late", "target", "Production")  # one question, one choice
+    assert screen.state.undo == {} and screen.core.store.outbox() == []  # not sent by a tap
+    screen.cancel_late("pr_late")
+    assert screen.state.answering_late == () and "pr_late" not in screen.state.selections
+    screen.answer_anyway("pr_late")
+    screen.tap_option("pr_late", "target", "Production")
+    assert screen.submit("pr_late")
+    [entry] = screen.core.store.outbox()
+    assert (entry.kind, entry.answers) == ("late", {"target": ["Production"]})
+    assert screen.state.answering_late == ()
+    assert screen.state.history[0].status == DisplayStatus.SENDING
+
+
 def test_dismiss_waits_for_undo_before_anything_is_sent(screen):
     add(screen, record("pr_a", 1))
     screen.dismiss("pr_a")
