@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from app.protocol import PromptRecord, limits
+from app.protocol import PromptRecord
 
 from .store import StoredPrompt
 
@@ -53,11 +53,7 @@ EVERYTHING: Change = None
 def takes_late_answer(record: PromptRecord, now_ms: int) -> bool:
     """Expired or run-stopped, not answered late yet, and ended less than a day ago: "Answer
     anyway" is offered (docs/PROTOCOL.md v1.4)."""
-    ended = record.resolved_at or record.expires_at
-    return (
-        record.takes_late_answer
-        and now_ms - ended.timestamp() * 1000 < limits.LATE_ANSWER_SECONDS * 1000
-    )
+    return record.late_answer_open(now_ms)
 
 
 class DisplayStatus(StrEnum):

@@ -459,6 +459,12 @@ class PromptRecord(ResponseModel):
         )
         return (self.status == "expired" or stopped) and self.late_answer is None
 
+    def late_answer_open(self, now_ms: int) -> bool:
+        """It takes a late answer, and ended less than LATE_ANSWER_SECONDS before `now_ms`."""
+        ended = self.resolved_at or self.expires_at
+        window_ms = limits.LATE_ANSWER_SECONDS * 1000
+        return self.takes_late_answer and now_ms - ended.timestamp() * 1000 < window_ms
+
     @property
     def is_pending(self) -> bool:
         return self.status == "pending"

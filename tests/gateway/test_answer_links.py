@@ -210,3 +210,35 @@ def test_the_page_names_who_is_asking(tmp_path):
     finally:
         gateway.kill()
         receiver.close()
+
+
+def test_the_link_of_a_stopped_run_answers_anyway(linked):
+    """#44: once the agent's run stopped, the link's page offers its form for a late answer
+    (Send, no Dismiss); the answer is kept as `lateAnswer`, and the page then says it waits for
+    the agent."""
+    gateway, receiver, _ = linked
+    body = prompt_body("links", runId="run_9")
+    response = httpx.post(
+        f"{gateway.url}/v1/prompts", json=body, headers={"Authorization": f"Bearer {AGENT_TOKEN}"}
+    )
+    prompt = response.json()
+    link = _link_from_notification(receiver)
+    stopped = httpx.post(
+        f"{gateway.url}/v1/runs/run_9/cancel", json={},
+        headers={"Authorization": f"Bearer {AGENT_TOKEN}"},
+    )  # fmt: skip
+    assert stopped.status_code == 200
+    page = httpx.get(link)
+    assert "your answer still reaches the agent" in page.text
+    assert 'name="q.deploy_target"' in page.text and 'value="dismiss"' not in page.text
+    form = {"attempt": "late1", "action": "answer", "q.deploy_target": "Production"}
+    sent = httpx.post(link, data=form)
+    assert sent.status_code == 200 and "Sent" in sent.text, sent.text
+    assert httpx.post(link, data=form).status_code == 200  # sent again: safe
+    record = _record(gateway, prompt["id"])
+    assert record["status"] == "cancelled"
+    assert record["lateAnswer"]["answers"] == {"deploy_target": ["Production"]}
+    assert record["lateAnswer"]["resolvedBy"] == {"kind": "link"}
+    later = httpx.get(link)
+    assert "waiting for the agent" in later.text and "Production" in later.text
+    assert 'name="q.deploy_target"' not in later.text

@@ -383,8 +383,7 @@ class Gateway:
         now = self.clock.now_ms()
         if not record.takes_late_answer:
             raise _not_late(record)
-        ended_ms = int((record.resolved_at or record.expires_at).timestamp() * 1000)
-        if now - ended_ms > limits.LATE_ANSWER_SECONDS * 1000:
+        if not record.late_answer_open(now):
             raise ProtocolError(
                 ErrorCode.ALREADY_RESOLVED,
                 f"this prompt ended more than {limits.LATE_ANSWER_SECONDS // 3600} hours ago: "
@@ -488,6 +487,14 @@ class Gateway:
             ResolvedBy(kind="link"),
             lambda record: canonicalize_answers(record.questions, answers),
         )
+
+    async def late_answer_by_link(
+        self, token: str, answers: dict[str, Any], attempt: str
+    ) -> dict[str, Any]:
+        """A late answer from the link's page (v1.4); `attempt` names this try."""
+        prompt_id = await self._link_prompt_id(token)
+        key = f"link:{secret_hash(token)}:{attempt}"
+        return await self.late_answer(prompt_id, None, answers, None, key, by_link=True)
 
     async def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
         prompt_id = await self._link_prompt_id(token)

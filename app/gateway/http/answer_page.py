@@ -158,8 +158,10 @@ def _question(record: PromptRecord, index: int, state: PageState, strings: Strin
 
 def _answers(record: PromptRecord, strings: Strings) -> str:
     rows = []
+    late = record.late_answer
+    answers = record.answers or (late.answers if late is not None else {})
     for question in record.questions:
-        given = (record.answers or {}).get(question.id) or []
+        given = answers.get(question.id) or []
         answer = ", ".join(given) if given else strings("no_answer")
         rows.append(
             f'<dt dir="auto">{_e(question.header)} — {_e(question.question)}</dt>'
@@ -182,8 +184,10 @@ def render(
     state: PageState,
     nonce: str,
     seconds_left: float = 0,
+    late_open: bool = False,
 ) -> str:
-    """The whole page: the form while pending, else what became of the prompt."""
+    """The whole page: the form while pending (or, `late_open`, for an answer anyway after it
+    expired or its run stopped: v1.4), else what became of the prompt."""
     body: list[str] = []
     if state.notice:
         warn = " warn" if record is None or record.is_pending else ""
@@ -193,6 +197,8 @@ def render(
         title = first.header
         if record.is_pending:
             line = strings("time_left", time=strings.countdown(seconds_left))
+        elif late_open:
+            line = strings("late_card")
         else:
             line = status_line(record, strings)
         asker = asker_label(record.session_key, record.agent_id)
@@ -222,7 +228,21 @@ def render(
                 f'value="answer">{_e(strings("submit"))}</button><button type="submit" '
                 f'name="action" value="dismiss">{_e(strings("dismiss"))}</button></div></form>'
             )
+        elif late_open:
+            questions = "".join(
+                _question(record, i, state, strings) for i in range(len(record.questions))
+            )
+            body.append(
+                f'<form class="answer" method="post" action="{_e(action)}">'
+                f'<input type="hidden" name="attempt" value="{_e(state.attempt)}">{questions}'
+                '<div class="actions"><button class="primary" type="submit" name="action" '
+                f'value="answer">{_e(strings("send_late"))}</button></div></form>'
+            )
         elif record.status == "answered":
+            body.append(_answers(record, strings))
+        elif record.late_answer is not None:
+            said = "late_delivered" if record.late_answer.delivered_at else "late_waiting"
+            body.append(f'<p class="status">{_e(strings(said))}</p>')
             body.append(_answers(record, strings))
     page_title = strings("link_title") if record is None else record.questions[0].header
     direction = "rtl" if strings.rtl else "ltr"

@@ -63,8 +63,13 @@ async def answer_from_page(call: Call) -> Response:
             listed = ", ".join(missing)
             raise _Refill(PageState(strings("link_missing", questions=listed), chosen, other))
         answers = {qid: a.values() for qid, a in selection.items()}
+        # A late answer when the page offered one (or this is one sent again); else an answer.
+        late = record.late_answer is not None or record.late_answer_open(gateway.clock.now_ms())
         try:
-            await gateway.answer_by_link(token, answers, attempt)
+            if late:
+                await gateway.late_answer_by_link(token, answers, attempt)
+            else:
+                await gateway.answer_by_link(token, answers, attempt)
         except ProtocolError as exc:
             if exc.code != ErrorCode.INVALID_ANSWER:
                 raise
@@ -113,9 +118,10 @@ async def _link_page(
         if not state.attempt:
             state.attempt = secrets.token_urlsafe(9)
     left = record.seconds_left(now) if record is not None else 0.0
+    late_open = record is not None and record.late_answer_open(now)
     nonce = secrets.token_urlsafe(12)
     return HTMLResponse(
-        render(record, action, strings, state, nonce, left),
+        render(record, action, strings, state, nonce, left, late_open),
         status_code=status,
         headers=security_headers(nonce),
     )
