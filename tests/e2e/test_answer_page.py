@@ -136,3 +136,27 @@ def test_on_a_desktop_the_keyboard_answers_and_dismiss_is_there(browser, linked)
     page.wait_for_selector("text=Dismissed.")
     result = gateway.agent.get(f"/v1/prompts/{prompt['id']}/result", params={"wait": 0}).json()
     assert result == {"status": "no_answer", "reason": "dismissed"}
+
+
+def test_choosing_on_the_page_near_the_deadline_gives_the_person_more_time(browser, linked):
+    """#44: the page's script tells the gateway the person is choosing (allowed by its CSP);
+    with under two minutes left the deadline moves, as in the app."""
+    gateway, tokens = linked
+    response = gateway.client(AGENT_TOKEN).post(
+        "/v1/prompts", json=prompt_body("page", questions=QUESTIONS, timeoutSeconds=60)
+    )
+    prompt = response.json()
+    wait_until(lambda: tokens)
+    page = _phone(browser, "375x667")
+    page.goto(f"{gateway.url}/a/{tokens[-1]}")
+    assert gateway.device.get(f"/v1/prompts/{prompt['id']}").json()["originalExpiresAt"] is None
+    page.locator(".option").nth(1).tap()
+
+    def moved() -> dict | None:
+        record = gateway.device.get(f"/v1/prompts/{prompt['id']}").json()
+        return record if record["originalExpiresAt"] else None
+
+    record = wait_until(moved, timeout=20)
+    assert record["originalExpiresAt"] == prompt["expiresAt"]
+    assert record["expiresAt"] > prompt["expiresAt"]
+    assert record["status"] == "pending"  # nothing was sent by choosing

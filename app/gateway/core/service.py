@@ -328,7 +328,9 @@ class Gateway:
             lambda record: parse_reply(record.questions, text),
         )
 
-    async def engaged(self, prompt_id: str, person: str, device_id: str | None) -> PromptRecord:
+    async def engaged(
+        self, prompt_id: str, person: str | None, device_id: str | None
+    ) -> PromptRecord:
         """The person is choosing or typing (docs/PROTOCOL.md v1.4): with less than the grace
         left, the deadline moves to the grace from now, never more than the most past the one
         the prompt was created with. The record as it stands: unchanged with time enough left,
@@ -487,6 +489,10 @@ class Gateway:
             ResolvedBy(kind="link"),
             lambda record: canonicalize_answers(record.questions, answers),
         )
+
+    async def engaged_by_link(self, token: str) -> PromptRecord:
+        """The person is choosing or typing on the link's page."""
+        return await self.engaged(await self._link_prompt_id(token), None, None)
 
     async def late_answer_by_link(
         self, token: str, answers: dict[str, Any], attempt: str

@@ -110,6 +110,16 @@ if (form) {
   const update = () => { submit.disabled = !complete(); };
   form.addEventListener("input", update);
   update();
+  // Choosing or typing on a waiting question tells the gateway, at most every 30 s: with
+  // little time left, the deadline moves (docs/PROTOCOL.md v1.4).
+  let told = -Infinity;
+  form.addEventListener("input", () => {
+    if (!form.dataset.pending || performance.now() - told < 30000) return;
+    told = performance.now();
+    // (getAttribute: the form's buttons named "action" hide its .action property)
+    const url = form.getAttribute("action") + "?engaged=1";
+    fetch(url, { method: "POST", credentials: "omit" }).catch(() => {});
+  });
 }
 """
 
@@ -222,7 +232,7 @@ def render(
                 _question(record, i, state, strings) for i in range(len(record.questions))
             )
             body.append(
-                f'<form class="answer" method="post" action="{_e(action)}">'
+                f'<form class="answer" method="post" action="{_e(action)}" data-pending="1">'
                 f'<input type="hidden" name="attempt" value="{_e(state.attempt)}">{questions}'
                 '<div class="actions"><button class="primary" type="submit" name="action" '
                 f'value="answer">{_e(strings("submit"))}</button><button type="submit" '
@@ -262,6 +272,7 @@ def security_headers(nonce: str) -> dict[str, str]:
     return {
         "Content-Security-Policy": (
             f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
+            "connect-src 'self'; "
             "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
         ),
         "Referrer-Policy": "no-referrer",

@@ -46,6 +46,9 @@ async def answer_from_page(call: Call) -> Response:
 
     async def decide(record: PromptRecord, strings: Strings) -> PageState:
         gateway, token = call.gateway, call.params["token"]
+        if query_params(call.scope).get("engaged"):  # the page's script: the person chooses
+            await gateway.engaged_by_link(token)
+            return PageState()
         choice = _choice_state(call, record)
         if choice.choose is not None:
             label = record.questions[0].options[choice.choose - 1].label
