@@ -8,13 +8,14 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 
 from app.device import LocalStore
 from app.device.paths import STORE_FILE
-from app.ui.screen import CARDS, WEB_LAYOUT
+from app.device.preferences import CARDS, Preferences
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 CHROMIUM_FLAGS = [
@@ -70,7 +71,7 @@ class AppProcess:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self.layout == CARDS:
             store = LocalStore(self.data_dir / STORE_FILE)
-            store.set_meta(WEB_LAYOUT, CARDS)
+            replace(Preferences.load(store), web_layout=CARDS).save(store)
             store.close()
         with self.log.open("a") as out:
             self.process = subprocess.Popen(

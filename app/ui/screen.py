@@ -20,6 +20,7 @@ from app.device import (
     TimelineItem,
     takes_late_answer,
 )
+from app.device.preferences import CARDS, STEPPER, Preferences
 from app.device.store import created_key
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
 from app.protocol.pairing import url_problem
@@ -30,11 +31,6 @@ from .state import HISTORY_SHOWN, AppOptions, Clock, ScreenState, SettingsDraft
 
 HISTORY_PAGE = 100  # summaries read from the store at first
 OLDER_STEP = 24  # summaries more drawn by each "Show older"
-ONE_TAP = "one_tap"  # the store's setting: "0" turns one-tap answers off
-# The store's setting for a browser: "cards" stacks every question as the phone app does;
-# anything else (the default) is the specification's docked stepper.
-WEB_LAYOUT = "web_layout"
-CARDS = "cards"
 UNDO_SECONDS = 5.0
 NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
 _LAST_PAIR_LINK = "last_pair_link"
@@ -151,10 +147,11 @@ class Screen:
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
+        chosen = Preferences.load(core.store)
         self.state = ScreenState(
-            language=core.store.get_meta("language") or "en",
-            one_tap=core.store.get_meta(ONE_TAP) != "0",
-            stepper=self._uses_stepper(),
+            language=chosen.language,
+            one_tap=chosen.one_tap,
+            stepper=self._uses_stepper(chosen),
             options=options,
             web=web,
         )
@@ -165,8 +162,9 @@ class Screen:
     def strings(self) -> Strings:
         return Strings(self.state.language)
 
-    def _uses_stepper(self) -> bool:
-        return self.web and self.core.store.get_meta(WEB_LAYOUT) != CARDS
+    def _uses_stepper(self, chosen: Preferences) -> bool:
+        """The docked stepper: in a browser, unless the person chose cards."""
+        return self.web and chosen.web_layout != CARDS
 
     # ---- from the core -----------------------------------------------------------------
 
@@ -206,9 +204,9 @@ class Screen:
         self._waiting = {i.id: i.record.session_key for i in everywhere}
         self._activity = core.store.session_activity()
         # Tabs of one web app are one device: a language saved in one reaches the others.
-        state.language = core.store.get_meta("language") or state.language
-        state.one_tap = core.store.get_meta(ONE_TAP) != "0"
-        state.stepper = self._uses_stepper()
+        chosen = Preferences.load(core.store)
+        state.language, state.one_tap = chosen.language, chosen.one_tap
+        state.stepper = self._uses_stepper(chosen)
         self._settle([i for i in items if i.is_open], history, arrived, resolved=history)
 
     def apply(self, prompt_ids: set[str] | frozenset[str]) -> None:
@@ -644,15 +642,15 @@ class Screen:
         self.state.settings_error = ""
         if self.state.notice == self._paired_notice:
             self.state.notice = self._paired_notice = ""
-        if self.web and draft.stepper != self.state.stepper:
-            self.core.store.set_meta(WEB_LAYOUT, "stepper" if draft.stepper else CARDS)
-            self.state.stepper = draft.stepper
-        if draft.one_tap != self.state.one_tap:
-            self.core.store.set_meta(ONE_TAP, "1" if draft.one_tap else "0")
-            self.state.one_tap = draft.one_tap
-        if language != self.state.language:  # before configure: its change reloads every tab
-            self.core.store.set_meta("language", language)
-            self.state.language = language
+        held = Preferences.load(self.core.store)
+        chosen = Preferences(
+            language=language,
+            one_tap=draft.one_tap,
+            web_layout=(STEPPER if draft.stepper else CARDS) if self.web else held.web_layout,
+        )
+        chosen.save(self.core.store)  # before configure: its change reloads every tab
+        self.state.language, self.state.one_tap = chosen.language, chosen.one_tap
+        self.state.stepper = self._uses_stepper(chosen)
         self.core.configure(
             Settings(gateway_url=url.strip(), token=token.strip(), device_name=name.strip())
         )

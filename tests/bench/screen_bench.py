@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,8 @@ from playwright.async_api import Browser, Page, async_playwright
 
 from app.device import LocalStore
 from app.device.paths import STORE_FILE
+from app.device.preferences import CARDS, STEPPER, Preferences
 from app.protocol import PromptRecord
-from app.ui.screen import CARDS, WEB_LAYOUT
 from tests.browser import CHROMIUM_FLAGS, DEVICES, AppProcess, chromium_path
 
 from .harness import AGENT_TOKEN, DEVICE_TOKEN, GatewayProcess, RawHttp, emit
@@ -368,7 +369,8 @@ def _stats(samples_s: list[float]) -> dict[str, float]:
 def _seed(data_dir: Path, history: int, layout: str) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     store = LocalStore(data_dir / STORE_FILE)
-    store.set_meta(WEB_LAYOUT, layout)
+    chosen = replace(Preferences.load(store), web_layout=CARDS if layout == CARDS else STEPPER)
+    chosen.save(store)
     store.apply_many(_history(history))
     store.close()
 

@@ -9,16 +9,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.device import DeviceCore, DisplayStatus, LocalStore, ServerClock, TimelineItem
+from app.device.preferences import CARDS, Preferences
 from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.text import shown_label
 from app.ui.screen import (
-    CARDS,
     OLDER_STEP,
-    ONE_TAP,
     UNDO_SECONDS,
-    WEB_LAYOUT,
     Screen,
     docked,
     shortcut,
@@ -288,7 +286,7 @@ def test_summary_says_what_was_asked():
 
 
 def test_tap_then_submit_puts_the_answer_in_the_outbox(screen):
-    screen.core.store.set_meta(ONE_TAP, "0")  # the setting off: a tap chooses, Submit sends
+    Preferences(one_tap=False).save(screen.core.store)  # off: a tap chooses, Submit sends
     add(screen, record("pr_a", 1))
     assert not screen.submit("pr_a")  # nothing chosen yet
     screen.tap_option("pr_a", "target", "Production")
@@ -639,7 +637,7 @@ def test_the_stepper_is_a_browsers_own_and_a_setting_of_the_device(screen, tab):
     tab.open_dialog("settings")
     tab.state.draft.stepper = False
     assert tab.save_settings()
-    assert screen.core.store.get_meta(WEB_LAYOUT) == CARDS
+    assert Preferences.load(screen.core.store).web_layout == CARDS
     again = Screen(screen.core, web=True)  # another tab, or the next start
     try:
         assert again.state.stepper is False
@@ -648,7 +646,7 @@ def test_the_stepper_is_a_browsers_own_and_a_setting_of_the_device(screen, tab):
     screen.open_dialog("settings")  # the app's own Settings never write the browser's layout
     screen.state.draft.stepper = True
     assert screen.save_settings()
-    assert screen.core.store.get_meta(WEB_LAYOUT) == CARDS
+    assert Preferences.load(screen.core.store).web_layout == CARDS
 
 
 def test_the_stepper_shows_the_oldest_waiting_prompt_or_the_one_a_link_opened(tab):
