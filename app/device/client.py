@@ -152,20 +152,25 @@ class GatewayClient:
     async def answer(
         self, prompt_id: str, answers: dict[str, list[str]], device_id: str, key: str
     ) -> PromptRecord:
-        response = await self._call(
-            "POST",
-            f"/v1/prompts/{prompt_id}/answer",
-            json={"answers": answers, "deviceId": device_id, "idempotencyKey": key},
-        )
-        return PromptRecord.model_validate_json(response.content)
+        return await self._answer("answer", prompt_id, answers, device_id, key)
 
     async def late_answer(
         self, prompt_id: str, answers: dict[str, list[str]], device_id: str, key: str
     ) -> PromptRecord:
         """An answer after the deadline or the run's stop (v1.4): the record, status kept."""
+        return await self._answer("late-answer", prompt_id, answers, device_id, key)
+
+    async def _answer(
+        self,
+        action: str,
+        prompt_id: str,
+        answers: dict[str, list[str]],
+        device_id: str,
+        key: str,
+    ) -> PromptRecord:
         response = await self._call(
             "POST",
-            f"/v1/prompts/{prompt_id}/late-answer",
+            f"/v1/prompts/{prompt_id}/{action}",
             json={"answers": answers, "deviceId": device_id, "idempotencyKey": key},
         )
         return PromptRecord.model_validate_json(response.content)

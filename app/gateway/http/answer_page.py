@@ -180,6 +180,24 @@ def _answers(record: PromptRecord, strings: Strings) -> str:
     return f"<dl>{''.join(rows)}</dl>"
 
 
+def _answer_form(
+    record: PromptRecord, action: str, state: PageState, strings: Strings, late: bool
+) -> str:
+    """Every question of the prompt, and Submit and Dismiss; `late` (answered anyway after it
+    ended, v1.4): Send only, and not marked pending (its choosing moves no deadline)."""
+    questions = "".join(_question(record, i, state, strings) for i in range(len(record.questions)))
+    pending = "" if late else ' data-pending="1"'
+    send = strings("send_late" if late else "submit")
+    button = f'<button type="submit" name="action" value="dismiss">{_e(strings("dismiss"))}'
+    dismiss = "" if late else button + "</button>"
+    return (
+        f'<form class="answer" method="post" action="{_e(action)}"{pending}>'
+        f'<input type="hidden" name="attempt" value="{_e(state.attempt)}">{questions}'
+        '<div class="actions"><button class="primary" type="submit" name="action" '
+        f'value="answer">{_e(send)}</button>{dismiss}</div></form>'
+    )
+
+
 def status_line(record: PromptRecord, strings: Strings) -> str:
     if record.status == "answered":
         by_link = record.resolved_by is not None and record.resolved_by.kind == "link"
@@ -227,27 +245,8 @@ def render(
                 f'<p><a class="button" href="{_e(action)}">{_e(strings("link_other_choice"))}'
                 "</a></p></fieldset>"
             )
-        elif record.is_pending:
-            questions = "".join(
-                _question(record, i, state, strings) for i in range(len(record.questions))
-            )
-            body.append(
-                f'<form class="answer" method="post" action="{_e(action)}" data-pending="1">'
-                f'<input type="hidden" name="attempt" value="{_e(state.attempt)}">{questions}'
-                '<div class="actions"><button class="primary" type="submit" name="action" '
-                f'value="answer">{_e(strings("submit"))}</button><button type="submit" '
-                f'name="action" value="dismiss">{_e(strings("dismiss"))}</button></div></form>'
-            )
-        elif late_open:
-            questions = "".join(
-                _question(record, i, state, strings) for i in range(len(record.questions))
-            )
-            body.append(
-                f'<form class="answer" method="post" action="{_e(action)}">'
-                f'<input type="hidden" name="attempt" value="{_e(state.attempt)}">{questions}'
-                '<div class="actions"><button class="primary" type="submit" name="action" '
-                f'value="answer">{_e(strings("send_late"))}</button></div></form>'
-            )
+        elif record.is_pending or late_open:
+            body.append(_answer_form(record, action, state, strings, late=not record.is_pending))
         elif record.status == "answered":
             body.append(_answers(record, strings))
         elif record.late_answer is not None:
