@@ -86,33 +86,48 @@ def SummaryTile(
         )
         for line in summary_lines(item, strings, whole)
     ]
-    return ft.Container(
-        ft.Column(
-            [
+    content = ft.Column(
+        [
+            ft.Row(
+                [
+                    ft.Row(
+                        [
+                            ft.Icon(icon, color=color, size=18),
+                            ft.Text(
+                                strings(f"status_{item.status.value}"),
+                                size=13,
+                                weight=ft.FontWeight.W_600,
+                                color=color,
+                            ),
+                        ],
+                        spacing=6,
+                        tight=True,
+                    ),
+                    ft.Text(when(item, strings), size=12, color=ft.Colors.ON_SURFACE_VARIANT),
+                ],
+                alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
+                rtl=strings.rtl,  # the status is the app's; each line has its own direction
+            ),
+            AskerLine(item.record),
+            *late_line(item, strings),
+            *lines,
+        ],
+        spacing=4,
+        tight=True,
+    )
+    # The summary is one button (a tap shows its lines whole; a screen reader reads it as one);
+    # "Answer anyway" is a button of its own beside it, inside the same frame.
+    summary = ft.Container(
+        content,
+        on_click=lambda _: set_whole(not whole),
+        padding=ft.Padding.only(left=14, right=14, top=10, bottom=4 if answer_anyway else 10),
+        border_radius=12,
+    )
+    parts: list[ft.Control] = [summary]
+    if answer_anyway is not None:
+        parts.append(
+            ft.Container(
                 ft.Row(
-                    [
-                        ft.Row(
-                            [
-                                ft.Icon(icon, color=color, size=18),
-                                ft.Text(
-                                    strings(f"status_{item.status.value}"),
-                                    size=13,
-                                    weight=ft.FontWeight.W_600,
-                                    color=color,
-                                ),
-                            ],
-                            spacing=6,
-                            tight=True,
-                        ),
-                        ft.Text(when(item, strings), size=12, color=ft.Colors.ON_SURFACE_VARIANT),
-                    ],
-                    alignment=ft.MainAxisAlignment.SPACE_BETWEEN,
-                    rtl=strings.rtl,  # the status is the app's; each line has its own direction
-                ),
-                AskerLine(item.record),
-                *late_line(item, strings),
-                *lines,
-                *(
                     [
                         ft.TextButton(
                             strings("answer_anyway"),
@@ -120,16 +135,14 @@ def SummaryTile(
                             on_click=lambda _: answer_anyway(item.id),
                             height=TAP,
                         )
-                    ]
-                    if answer_anyway is not None
-                    else []
+                    ],
+                    rtl=strings.rtl,  # at the start of the line, in either direction
                 ),
-            ],
-            spacing=4,
-            tight=True,
-        ),
-        on_click=lambda _: set_whole(not whole),
-        padding=ft.Padding.symmetric(horizontal=14, vertical=10),
+                padding=ft.Padding.only(left=4, right=4, bottom=4),
+            )
+        )
+    return ft.Container(
+        ft.Column(parts, spacing=0, tight=True, horizontal_alignment=ft.CrossAxisAlignment.STRETCH),
         border_radius=12,
         border=ft.Border.all(2, ft.Colors.PRIMARY)
         if linked
