@@ -107,6 +107,8 @@ _EN = {
     "paired": "Paired with {url}.",
     "choice_not_sent": "“{header}” was answered elsewhere (another tab or device) before your "
     "choice here was sent; what was sent is in the history.",
+    "choice_expired": "“{header}” ran out of time before your choice here was sent; Answer "
+    "anyway still sends it to the agent.",
     "pair_failed_input": "Enter the gateway's address (http://… or https://…) and the code.",
     "pair_failed_code": "That code is unknown, already used or expired. Make a new one with "
     "`python -m app pair`.",
@@ -219,6 +221,8 @@ _FA = {
     "paired": "با {url} جفت شد.",
     "choice_not_sent": "به «{header}» پیش از فرستادن انتخاب شما در اینجا، جای دیگری (زبانه یا "
     "دستگاهی دیگر) پاسخ داده شد؛ آنچه فرستاده شد در تاریخچه است.",
+    "choice_expired": "وقت «{header}» پیش از فرستادن انتخاب شما تمام شد؛ «با این حال پاسخ بده» "
+    "آن را هنوز به عامل می‌رساند.",
     "pair_failed_input": "نشانی دروازه (http://… یا https://…) و کد را وارد کنید.",
     "pair_failed_code": "این کد ناشناخته، به‌کاررفته یا منقضی است. با `python -m app pair` کد "
     "تازه‌ای بسازید.",

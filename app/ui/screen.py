@@ -298,7 +298,10 @@ class Screen:
                 continue
             if any(answers.answers().values()):
                 header = item.record.questions[0].header
-                self.state.notice = self.strings("choice_not_sent", header=header)
+                # Its time ran out (or its run stopped): nobody answered it, and it still can be.
+                late = item.record.late_answer_open(self.core.clock.now_ms())
+                said = "choice_expired" if late else "choice_not_sent"
+                self.state.notice = self.strings(said, header=header)
 
     def _show_linked(self, open_ids: set[str]) -> None:
         """A prompt link waits until its prompt is here; then that card is chosen and shown.

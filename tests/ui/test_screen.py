@@ -561,6 +561,24 @@ def test_a_choice_not_sent_here_is_told_of_when_another_tab_answers(screen):
     assert screen.state.notice.startswith("“Target” was answered elsewhere")
 
 
+def test_a_choice_not_sent_before_the_deadline_points_to_answer_anyway(screen):
+    """#44: a card with a choice expires before it was sent: nobody answered it elsewhere, and
+    Answer anyway can still send it."""
+    Preferences(one_tap=False).save(screen.core.store)  # a tap chooses; Submit would send
+    add(screen, record("pr_c", 3))
+    screen.tap_option("pr_c", "target", "Preview")
+    expired = record(
+        "pr_c",
+        3,
+        status="expired",
+        resolvedAt=NOW.isoformat(),
+        resolvedBy={"kind": "system", "reason": "expired"},
+    )
+    add(screen, expired)
+    assert screen.state.notice.startswith("“Target” ran out of time")
+    assert "Answer anyway" in screen.state.notice
+
+
 def test_a_language_saved_in_one_tab_reaches_the_others(screen):
     other = Screen(screen.core, monotonic=screen.time)  # a second tab: the same device core
     try:
