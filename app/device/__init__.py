@@ -20,7 +20,6 @@ from .state import (
     DisplayStatus,
     ServerClock,
     TimelineItem,
-    takes_late_answer,
 )
 from .store import LocalStore
 from .sync import DeviceCore, PairingError, Settings
@@ -44,5 +43,4 @@ __all__ = [
     "TimelineItem",
     "Unauthorized",
     "app_data_dir",
-    "takes_late_answer",
 ]

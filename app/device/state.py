@@ -50,12 +50,6 @@ Change = frozenset[str] | None
 EVERYTHING: Change = None
 
 
-def takes_late_answer(record: PromptRecord, now_ms: int) -> bool:
-    """Expired or run-stopped, not answered late yet, and ended less than a day ago: "Answer
-    anyway" is offered (docs/PROTOCOL.md v1.4)."""
-    return record.late_answer_open(now_ms)
-
-
 class DisplayStatus(StrEnum):
     PENDING = "pending"
     SENDING = "sending"
@@ -83,6 +77,11 @@ class TimelineItem:
     def is_open(self) -> bool:
         """A card that still takes input."""
         return self.status == DisplayStatus.PENDING
+
+    def late_answer_offered(self, now_ms: int) -> bool:
+        """ "Answer anyway" (docs/PROTOCOL.md v1.4): its prompt takes a late answer now, and
+        none is on its way from here."""
+        return self.status != DisplayStatus.SENDING and self.record.late_answer_open(now_ms)
 
 
 def display_status(item: StoredPrompt, device_id: str, clock: ServerClock) -> TimelineItem:

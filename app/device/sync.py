@@ -46,7 +46,6 @@ from .state import (
     ServerClock,
     TimelineItem,
     display_status,
-    takes_late_answer,
 )
 from .store import LocalStore
 
@@ -195,7 +194,7 @@ class DeviceCore:
         """Answer anyway (v1.4): an expired or run-stopped prompt, within the day it takes a
         late answer; validated, then kept in the outbox before it goes anywhere."""
         item = self.item(prompt_id)
-        if item is None or not takes_late_answer(item.record, self.clock.now_ms()):
+        if item is None or not item.late_answer_offered(self.clock.now_ms()):
             raise ProtocolError(
                 ErrorCode.ALREADY_RESOLVED, "this prompt takes no late answer (any more)"
             )

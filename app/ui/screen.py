@@ -18,7 +18,6 @@ from app.device import (
     PairingError,
     Settings,
     TimelineItem,
-    takes_late_answer,
 )
 from app.device.preferences import CARDS, STEPPER, Preferences
 from app.device.store import created_key
@@ -69,11 +68,6 @@ def _insert(
     key = order(item)
     at = next((n for n, other in enumerate(items) if order(other) < key), len(items))
     items.insert(at, item)
-
-
-def _late_open(item: TimelineItem, now_ms: int) -> bool:
-    """A late card stays while its prompt takes a late answer and none is on its way."""
-    return item.status != DisplayStatus.SENDING and takes_late_answer(item.record, now_ms)
 
 
 def _waits(item: TimelineItem) -> bool:
@@ -253,7 +247,8 @@ class Screen:
         sessions' counts, a linked prompt, a new question brought into view."""
         state = self.state
         now = self.core.clock.now_ms()
-        late = [i for i in history if i.id in state.answering_late and _late_open(i, now)]
+        # A late card stays while its prompt takes a late answer and none is on its way.
+        late = [i for i in history if i.id in state.answering_late and i.late_answer_offered(now)]
         state.answering_late = tuple(i.id for i in late)
         open_ids = {i.id for i in (*waiting, *late)}  # cards that take input
         self._tell_of_unsent_choices(open_ids, {i.id: i for i in resolved})
@@ -456,7 +451,7 @@ class Screen:
     def answer_anyway(self, prompt_id: str) -> None:
         """ "Answer anyway" on an expired or run-stopped summary: its card again, to answer."""
         item = next((i for i in self.state.history if i.id == prompt_id), None)
-        if item is None or not _late_open(item, self.core.clock.now_ms()):
+        if item is None or not item.late_answer_offered(self.core.clock.now_ms()):
             return
         self.state.selections = {
             **self.state.selections,

@@ -11,7 +11,7 @@ from typing import Any
 
 import flet as ft
 
-from app.device import DisplayStatus, takes_late_answer
+from app.device import TimelineItem
 from app.protocol.strings import Strings
 
 from .card import PromptCard, UndoRow
@@ -113,6 +113,17 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
         used.add(key)
         return _reused(rows, key, args, make)
 
+    def card(item: TimelineItem, late: bool) -> ft.Control:
+        """A waiting prompt's card, or (`late`) an ended one answered anyway."""
+        key = f"late-{item.id}" if late else item.id
+        answers, error = state.selections[item.id], state.errors.get(item.id)
+        linked = item.id == state.linked
+        return row(
+            key,
+            (item, answers, error, strings, linked),
+            partial(PromptCard, item, answers, error, screen, strings, linked, late=late, key=key),
+        )
+
     items: list[ft.Control] = []
     # In the browser's stepper the waiting prompts are in the panel under the timeline.
     for item in [] if state.stepper else state.waiting:
@@ -130,39 +141,14 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
                 )
             )
         else:
-            linked = item.id == state.linked
-            answers, error = state.selections[item.id], state.errors.get(item.id)
-            items.append(
-                row(
-                    item.id,
-                    (item, answers, error, strings, linked),
-                    partial(PromptCard, item, answers, error, screen, strings, linked, key=item.id),
-                )
-            )
+            items.append(card(item, late=False))
     now = screen.clock.now_ms
     for item in state.history[: state.history_shown]:
         linked = item.id == state.linked
         if item.id in state.answering_late:  # answered anyway: its card again
-            answers, error = state.selections[item.id], state.errors.get(item.id)
-            items.append(
-                row(
-                    f"late-{item.id}",
-                    (item, answers, error, strings, linked),
-                    partial(
-                        PromptCard,
-                        item,
-                        answers,
-                        error,
-                        screen,
-                        strings,
-                        linked,
-                        late=True,
-                        key=f"late-{item.id}",
-                    ),
-                )
-            )
+            items.append(card(item, late=True))
             continue
-        offer = takes_late_answer(item.record, now) and item.status != DisplayStatus.SENDING
+        offer = item.late_answer_offered(now)
         items.append(
             row(
                 f"summary-{item.id}",
