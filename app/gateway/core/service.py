@@ -461,6 +461,7 @@ class Gateway:
         if event is None:  # another late answer (or its delivery) came first
             raise _not_late(await self._stored(record.id))
         self._publish(event)
+        self._late_answer_changed(event.person)
         return amended
 
     def _late_answer_changed(self, person: str) -> None:
@@ -618,8 +619,6 @@ class Gateway:
         """An event this process committed, to the devices parked here, in sequence order: when
         another request or gateway process committed the ones before it, those are heard
         first."""
-        if event.type == UPDATED:
-            self._late_answer_changed(event.person)
         if event.seq == self.feed.head + 1:
             self.feed.committed(event)
         elif event.seq > self.feed.head:

@@ -244,9 +244,8 @@ class GuardedHttpProtocol(DeadlineHttpProtocol):
         scope["query_string"] = url.query or b""
         if log.isEnabledFor(logging.INFO):
             scope[_STARTED] = time.perf_counter()  # type: ignore[literal-required]  # ours
-        result = answer(
-            cast(dict[str, Any], scope)
-        )  # uvicorn types it HTTPScope; the router reads a dict
+        # uvicorn types it HTTPScope; the router reads a dict
+        result = answer(cast(dict[str, Any], scope))
         if result is None:
             return False
         self._at_once = True

@@ -139,6 +139,8 @@ class SharedQueries:
         if session_key is not None:
             sql, params = sql + " AND session_key = ?", (*params, session_key)
         rows = await self.db.execute(sql + " ORDER BY resolved_ms, n", params)
+        # Only records with a late answer are parsed by the caller (which checks each): the
+        # stored JSON (model_dump_json, compact) says `"lateAnswer":{` for those alone.
         return [r[0] for r in rows if '"lateAnswer":{' in r[0]]
 
     async def pending_of_person(self, person: str) -> list[str]:
