@@ -358,13 +358,27 @@ class Screen:
         if item is not None:
             self.core.engaged(item.record)
 
+    def _shown(self, prompt_id: str, question_id: str) -> bool:
+        """Whether this question is on screen: the docked stepper shows one question at a
+        time. A tap on one it no longer shows is stale: Enter on an option that still had the
+        focus steps to the next question, and the browser then taps that option too."""
+        answers = self.state.selections.get(prompt_id)
+        shown = docked(self.state)
+        if answers is None or shown is None or shown.id != prompt_id:
+            return True
+        return answers.active == question_id
+
     def tap_option(self, prompt_id: str, question_id: str, label: str) -> None:
+        if not self._shown(prompt_id, question_id):
+            return
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].toggle(label)))
         self._engaging(prompt_id)
         self._answer_by_one_tap(prompt_id)
 
     def set_option(self, prompt_id: str, question_id: str, label: str, on: bool) -> None:
         """A checkbox or radio reporting its new value (idempotent, unlike a tap)."""
+        if not self._shown(prompt_id, question_id):
+            return
 
         def change(a: CardAnswers) -> CardAnswers:
             q = a[question_id]
@@ -391,6 +405,8 @@ class Screen:
         self.dismiss(prompt_id)  # the same wait and Undo; sent as an answer
 
     def set_other(self, prompt_id: str, question_id: str, text: str) -> None:
+        if not self._shown(prompt_id, question_id):
+            return
         self._update(prompt_id, lambda a: a.with_answer(a[question_id].set_other(text)))
         self._engaging(prompt_id)
 
