@@ -23,9 +23,10 @@ def canonical_value(question: Question, value: str) -> str:
 
 
 def canonicalize_answers(
-    questions: Sequence[Question], answers: Mapping[str, Any]
+    questions: Sequence[Question], answers: Mapping[str, Any], *, partial: bool = False
 ) -> dict[str, list[str]]:
     """Check `answers` against the prompt's questions and return them canonicalised.
+    `partial`: a draft (v1.4), where a question may have no answer yet (left out, or []).
 
     Raises ProtocolError(`invalid_answer`) naming every field that is wrong; nothing is changed.
     """
@@ -43,6 +44,8 @@ def canonicalize_answers(
     for question in questions:
         path = f"answers.{question.id}"
         if question.id not in answers:
+            if partial:
+                continue
             errors.append(FieldError(path, f"required: {question.header!r} has no answer"))
             continue
         raw = answers[question.id]
@@ -66,7 +69,7 @@ def canonicalize_answers(
             canonical = canonical_value(question, value)
             if canonical not in values:
                 values.append(canonical)
-        if not raw:
+        if not raw and not partial:
             errors.append(FieldError(path, "choose at least one option or write your own answer"))
         elif values and not question.multi_select and len(values) > 1:
             errors.append(

@@ -32,7 +32,7 @@ _ID_RE = re.compile(limits.QUESTION_ID_PATTERN)
 PromptStatus = Literal["pending", "answered", "dismissed", "expired", "cancelled"]
 TERMINAL_STATUSES: frozenset[str] = frozenset({"answered", "dismissed", "expired", "cancelled"})
 NoAnswerReason = Literal["expired", "dismissed", "cancelled"]
-EventType = Literal["prompt.created", "prompt.resolved", "prompt.updated"]
+EventType = Literal["prompt.created", "prompt.resolved", "prompt.updated", "prompt.draft"]
 
 
 def format_time(value: datetime) -> str:
@@ -317,6 +317,19 @@ class AnswerRequest(DeviceRequest):
     answers: dict[str, Any]
 
 
+class DraftRequest(RequestModel):
+    """`PUT /v1/prompts/{id}/draft` (v1.4): what the person has chosen and typed so far on this
+    device, for their other devices; checked like an answer, except that it may be partial."""
+
+    answers: dict[str, Any]
+    device_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+
+    @field_validator("device_id")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
 class LateAnswerRequest(AnswerRequest):
     """`POST /v1/prompts/{id}/late-answer` (v1.4): an answer after the deadline, or after the
     agent's run stopped; the same rules as an answer."""
@@ -429,6 +442,16 @@ class LateAnswer(ResponseModel):
     delivered_at: UtcTime | None = None
 
 
+class Draft(ResponseModel):
+    """A pending prompt's answer in progress on one of the person's devices (v1.4): shown on
+    the others as not sent; never stored with the prompt, never seen by its agent."""
+
+    answers: dict[str, list[str]]  # partial: a question may have no value yet
+    device_id: str | None = None
+    device_name: str | None = None
+    drafted_at: UtcTime
+
+
 class PromptRecord(ResponseModel):
     """A prompt as the gateway holds it; `version` grows with every change."""
 
@@ -447,6 +470,8 @@ class PromptRecord(ResponseModel):
     # The deadline it was created with, once the person's answering moved it (v1.4).
     original_expires_at: UtcTime | None = None
     late_answer: LateAnswer | None = None  # answered after all (v1.4)
+    # Only in a `prompt.draft` event's record (wire.record_with_draft): never written with it.
+    draft: Draft | None = Field(default=None, exclude=True)
 
     @property
     def takes_late_answer(self) -> bool:

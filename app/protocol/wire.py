@@ -9,7 +9,7 @@ import json
 
 from pydantic import BaseModel
 
-from .models import Event, EventsPage, PendingResult, PromptList, ToolResult
+from .models import Draft, Event, EventsPage, PendingResult, PromptList, ToolResult
 
 
 class RawObject:
@@ -38,6 +38,12 @@ PROMPT_LIST = RawObject(PromptList)
 
 def json_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
+
+
+def record_with_draft(record_json: str, draft: Draft) -> str:
+    """A `prompt.draft` event's record: the prompt as stored, and the draft, which only that
+    event carries (the field is never written with a record)."""
+    return f'{record_json[:-1]},"draft":{draft.model_dump_json(by_alias=True)}}}'
 
 
 def events_page(events: list[tuple[int, str, str]], cursor: int, server_time: str) -> bytes:

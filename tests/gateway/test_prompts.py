@@ -279,6 +279,7 @@ def test_openapi_describes_every_route(gateway):
         ("GET", "/v1/health"),
         ("POST", "/v1/prompts"),
         ("POST", "/v1/prompts/{prompt_id}/engaged"),
+        ("PUT", "/v1/prompts/{prompt_id}/draft"),
         ("GET", "/v1/prompts"),
         ("GET", "/v1/prompts/{prompt_id}"),
         ("GET", "/v1/prompts/{prompt_id}/result"),

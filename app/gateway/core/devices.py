@@ -176,6 +176,12 @@ class DeviceRegistry:
         )
         return [Device(*row) for row in rows]
 
+    async def name_of(self, device_id: str) -> str | None:
+        """A paired device's name (what the person's other devices call it)."""
+        rows = await self._db.execute("SELECT name FROM devices WHERE id = ?", (device_id,))
+        row = rows.fetchone()
+        return str(row[0]) if row else None
+
     async def revoke(self, device_id: str) -> bool:
         """Forget a device; its token stops working at once. False when there is no such device.
         A store that cannot take it answers 503 and the token still works: retry."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from app.protocol import (
     CreatePromptRequest,
+    Draft,
     ErrorCode,
     LateAnswer,
     LateAnswerItem,
@@ -30,7 +31,7 @@ from app.protocol import (
     parse_reply,
     tool_result,
 )
-from app.protocol.wire import result_body
+from app.protocol.wire import record_with_draft, result_body
 
 from ..store.storage import CREATED, RESOLVED, UPDATED, Remember, Store, StoredEvent
 from .clock import Clock, to_datetime
@@ -362,6 +363,37 @@ class Gateway:
         self.waiters.prompt_changed(prompt_id)  # the agent hears of it now, not in a while
         self._publish(event)
         return extended
+
+    async def draft(
+        self,
+        prompt_id: str,
+        person: str,
+        answers: dict[str, Any],
+        device_id: str | None,
+        device_name: str | None,
+    ) -> PromptRecord:
+        """What the person has chosen and typed so far on one device (v1.4), told to their
+        other devices in a `prompt.draft` event; the latest wins there. Checked like an answer
+        except that it may be partial; never stored with the prompt, so no agent sees it. It
+        is also the person answering: with little time left, the deadline moves."""
+        record = await self.get(prompt_id, person)
+        if not record.is_pending:
+            raise _already_resolved(record)
+        canonical = canonicalize_answers(record.questions, answers, partial=True)
+        record = await self.engaged(prompt_id, person, device_id)
+        now = self.clock.now_ms()
+        draft = Draft(
+            answers=canonical,
+            device_id=device_id,
+            device_name=device_name,
+            drafted_at=to_datetime(now),
+        )
+        event_json = record_with_draft(record.model_dump_json(by_alias=True), draft)
+        event = await self.store.draft(record, event_json, now_ms=now)
+        if event is None:  # resolved meanwhile, by another request or process
+            raise _already_resolved(await self._stored(prompt_id))
+        self._publish(event)
+        return record
 
     # ---- late answers (v1.4) -----------------------------------------------------------
 

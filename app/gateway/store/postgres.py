@@ -46,6 +46,7 @@ from .queries import (
 )
 from .storage import (
     CREATED,
+    DRAFTED,
     PRUNE_BATCH,
     RESOLVED,
     UPDATED,
@@ -307,6 +308,12 @@ _RESOLVE = {
 
 
 _EXTEND = {False: _announced(_pg(EXTEND_PROMPT) + ", id, record", keep=False)}
+_DRAFT = {
+    False: _announced(
+        "SELECT id, person, %s::text AS record FROM prompts WHERE id = %s AND status = 'pending'",
+        keep=False,
+    )
+}
 _AMEND = {
     keep: _announced(
         _pg(AMEND_PROMPT.format(version="(record::json->>'version')::int")) + ", id, record",
@@ -404,6 +411,12 @@ class PostgresStore(SharedQueries):
     ) -> StoredEvent | None:
         params = extend_row(record, record_json)
         return await self._change(_EXTEND, params, UPDATED, record, record_json, None, now_ms)
+
+    async def draft(
+        self, record: PromptRecord, event_json: str, *, now_ms: int
+    ) -> StoredEvent | None:
+        params = (event_json, record.id)
+        return await self._change(_DRAFT, params, DRAFTED, record, event_json, None, now_ms)
 
     async def amend(
         self,

@@ -40,6 +40,10 @@ EXTEND_PROMPT = (
 )
 
 
+# A draft is told of while the prompt is pending (v1.4); its row does not change.
+DRAFT_OF_PENDING = "SELECT person FROM prompts WHERE id = ? AND status = 'pending'"
+
+
 # A resolved prompt's record changed (a late answer, its delivery: v1.4), if it is still the
 # version the change was made from: the first of two such changes wins. `{version}` is the
 # record's version in each dialect's JSON.

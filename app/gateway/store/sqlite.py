@@ -20,6 +20,7 @@ from .checkpoints import Checkpointer
 from .ownership import Ownership
 from .queries import (
     AMEND_PROMPT,
+    DRAFT_OF_PENDING,
     EXTEND_PROMPT,
     INSERT_PROMPT,
     REMEMBER_COLUMNS,
@@ -33,6 +34,7 @@ from .queries import (
 )
 from .storage import (
     CREATED,
+    DRAFTED,
     PRUNE_BATCH,
     RESOLVED,
     UPDATED,
@@ -350,6 +352,13 @@ class PromptStore(SharedQueries):
         params = amend_row(record, record_json, was_version)
         return self._change_pending(
             statement, params, UPDATED, record, record_json, remember, now_ms
+        )
+
+    async def draft(
+        self, record: PromptRecord, event_json: str, *, now_ms: int
+    ) -> StoredEvent | None:
+        return self._change_pending(
+            DRAFT_OF_PENDING, (record.id,), DRAFTED, record, event_json, None, now_ms
         )
 
     def _change_pending(

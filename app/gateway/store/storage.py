@@ -24,6 +24,7 @@ from app.protocol import ErrorCode, PromptRecord, ProtocolError
 
 PRUNE_BATCH = 2000
 CREATED, RESOLVED, UPDATED = "prompt.created", "prompt.resolved", "prompt.updated"
+DRAFTED = "prompt.draft"
 
 
 class StoreUnavailable(ProtocolError):
@@ -165,6 +166,13 @@ class Store(Protocol):
         """A resolved prompt's new record (a late answer, or its delivery), with its key and
         its `prompt.updated` event, committed: the event; None if the stored record is no
         longer `was_version` (another change came first)."""
+        ...
+
+    async def draft(
+        self, record: PromptRecord, event_json: str, *, now_ms: int
+    ) -> StoredEvent | None:
+        """A `prompt.draft` event (`event_json`: the record with the draft) for a prompt still
+        pending, its row unchanged, committed: the event; None if it is no longer pending."""
         ...
 
     async def late_answered(

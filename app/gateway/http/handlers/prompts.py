@@ -10,6 +10,7 @@ from starlette.responses import PlainTextResponse, Response
 from app.protocol import (
     AnswerRequest,
     DismissRequest,
+    DraftRequest,
     EngagedRequest,
     ErrorCode,
     LateAnswerList,
@@ -139,6 +140,17 @@ async def engaged_on_prompt(call: Call) -> dict[str, Any]:
     body: EngagedRequest = call.body or EngagedRequest()
     prompt_id = call.params["prompt_id"]
     return (await call.gateway.engaged(prompt_id, call.person, body.device_id)).to_wire()
+
+
+async def draft_prompt(call: Call) -> dict[str, Any]:
+    """The person's answer in progress, for their other devices (v1.4); never the agent's."""
+    body: DraftRequest = call.body
+    paired = call.caller.device_id if call.caller is not None else None
+    name = await call.auth.registry.name_of(paired) if paired is not None else None
+    record = await call.gateway.draft(
+        call.params["prompt_id"], call.person, body.answers, paired or body.device_id, name
+    )
+    return record.to_wire()
 
 
 async def late_answer_prompt(call: Call) -> dict[str, Any]:
