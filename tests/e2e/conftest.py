@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.browser import CHROMIUM_FLAGS, DEVICES, AppProcess, chromium_path
 from tests.support import start_gateway
@@ -113,5 +115,14 @@ def shot(page: Page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
     time.sleep(0.3)  # let the last frame paint
-    page.screenshot(path=str(path))
+    try:
+        page.screenshot(path=str(path))
+    except PlaywrightTimeoutError:
+        # Once in CI (a loaded machine) Chromium took no screenshot for 30 s while the page
+        # kept working. The picture is for a person to look at, not the test's assertion:
+        # try once more, then say so instead of failing what the test checks.
+        try:
+            page.screenshot(path=str(path), timeout=15_000)
+        except PlaywrightTimeoutError:
+            warnings.warn(f"no screenshot {name}: Chromium did not take it in time", stacklevel=2)
     return path
