@@ -50,11 +50,13 @@ class AppProcess:
         gateway_url: str | None,
         layout: str = CARDS,
         tree: Path | None = None,
+        token: str = DEVICE_TOKEN,
     ) -> None:
         self.data_dir = data_dir
         self.tree = tree  # another checkout's app (a benchmark's baseline); None: this one
         self.gateway_url = gateway_url  # None: the app starts unconfigured (to be paired)
         self.layout = layout
+        self.token = token  # a paired device's own, or the gateway's configured device token
         self.port = free_port()
         self.process: subprocess.Popen | None = None
         self.log = data_dir / f"app-{self.port}.log"
@@ -67,7 +69,7 @@ class AppProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ASK_USER_")}
         env.update(ASK_USER_APP_DATA=str(self.data_dir), FLET_LOG_LEVEL="warning")
         if self.gateway_url is not None:
-            env.update(ASK_USER_GATEWAY_URL=self.gateway_url, ASK_USER_DEVICE_TOKEN=DEVICE_TOKEN)
+            env.update(ASK_USER_GATEWAY_URL=self.gateway_url, ASK_USER_DEVICE_TOKEN=self.token)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self.layout == CARDS:
             store = LocalStore(self.data_dir / STORE_FILE)

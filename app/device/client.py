@@ -175,6 +175,17 @@ class GatewayClient:
         )
         return PromptRecord.model_validate_json(response.content)
 
+    async def draft(
+        self, prompt_id: str, answers: dict[str, list[str]], device_id: str
+    ) -> PromptRecord:
+        """The person's answer so far, for their other devices (v1.4)."""
+        response = await self._call(
+            "PUT",
+            f"/v1/prompts/{prompt_id}/draft",
+            json={"answers": answers, "deviceId": device_id},
+        )
+        return PromptRecord.model_validate_json(response.content)
+
     async def engaged(self, prompt_id: str, device_id: str) -> PromptRecord:
         """The person is choosing or typing: with little time left, the deadline moves."""
         response = await self._call(

@@ -63,6 +63,17 @@ class DisplayStatus(StrEnum):
 
 
 @dataclass(frozen=True)
+class SharedDraft:
+    """An answer in progress on another of the person's devices, or in another window of this
+    app (v1.4): shown there as not sent. `serial` orders them: the newest wins."""
+
+    serial: int
+    answers: dict[str, list[str]]
+    source: object | None  # the window it came from; None: another device
+    device_name: str | None = None
+
+
+@dataclass(frozen=True)
 class TimelineItem:
     record: PromptRecord
     status: DisplayStatus

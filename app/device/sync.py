@@ -44,6 +44,7 @@ from .state import (
     ConnectionState,
     DisplayStatus,
     ServerClock,
+    SharedDraft,
     TimelineItem,
     display_status,
 )
@@ -55,6 +56,7 @@ BACKOFF_START = 0.5
 BACKOFF_CAP = 30.0
 POLL_WAIT = limits.DEFAULT_EVENTS_WAIT_SECONDS
 OFFSET_SAVE_MS = 1000  # the gateway's clock offset is saved when it moved this much
+DRAFT_DELAY = 0.25  # a draft goes to the gateway this long after the last change (typing)
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,11 @@ class DeviceCore:
         self.settings = Settings.load(store)
         self._loop: asyncio.AbstractEventLoop | None = None  # the sync loop's, once started
         self._engaged_at: dict[str, float] = {}  # prompt id → when the gateway was told
+        # Answers in progress (v1.4): the newest of each waiting prompt, from this app's
+        # windows or the person's other devices; and what is still to go to the gateway.
+        self._drafts: dict[str, SharedDraft] = {}
+        self._draft_serial = 0
+        self._drafts_out: dict[str, dict[str, list[str]]] = {}
 
     # ---- observing ---------------------------------------------------------------------
 
@@ -189,6 +196,63 @@ class DeviceCore:
             await client.engaged(prompt_id, self.device_id)
         except (GatewayError, httpx.TransportError) as exc:  # the deadline stays: no harm
             log.debug("could not say the person is answering %s: %s", prompt_id, exc)
+
+    # ---- drafts (v1.4) ---------------------------------------------------------------------
+
+    def draft_of(self, prompt_id: str) -> SharedDraft | None:
+        """The newest answer in progress of a waiting prompt, from anywhere but nothing sent."""
+        return self._drafts.get(prompt_id)
+
+    def share_draft(self, prompt_id: str, answers: dict[str, list[str]], source: object) -> None:
+        """The person chose or typed in one window: the app's other windows show it at once,
+        and the person's other devices shortly after (one request per pause in typing)."""
+        self._keep_draft(prompt_id, answers, source, None)
+        loop = self._loop
+        if loop is None or self._client is None:
+            return
+        waiting = prompt_id in self._drafts_out
+        self._drafts_out[prompt_id] = answers
+        if not waiting:
+            asyncio.run_coroutine_threadsafe(self._send_draft(prompt_id), loop)
+
+    def _keep_draft(
+        self,
+        prompt_id: str,
+        answers: dict[str, list[str]],
+        source: object | None,
+        device_name: str | None,
+    ) -> None:
+        self._draft_serial += 1
+        self._drafts[prompt_id] = SharedDraft(self._draft_serial, answers, source, device_name)
+        self._changed(frozenset({prompt_id}))
+
+    async def _send_draft(self, prompt_id: str) -> None:
+        await asyncio.sleep(DRAFT_DELAY)
+        answers, client = self._drafts_out.pop(prompt_id, None), self._client
+        if answers is None or client is None:
+            return
+        try:
+            await client.draft(prompt_id, answers, self.device_id)
+        except (GatewayError, httpx.TransportError) as exc:  # answered meanwhile, or offline
+            log.debug("could not share the draft of %s: %s", prompt_id, exc)
+
+    def _heard_drafts(self, records: list[PromptRecord]) -> frozenset[str]:
+        """Drafts of the person's other devices, from a page of events; a prompt that ended
+        takes its draft with it."""
+        changed: set[str] = set()
+        for record in records:
+            draft = record.draft
+            if not record.is_pending:
+                self._drafts_out.pop(record.id, None)
+                if self._drafts.pop(record.id, None) is not None:
+                    changed.add(record.id)
+            elif draft is not None and draft.device_id != self.device_id:
+                self._draft_serial += 1
+                self._drafts[record.id] = SharedDraft(
+                    self._draft_serial, draft.answers, None, draft.device_name
+                )
+                changed.add(record.id)
+        return frozenset(changed)
 
     def answer_late(self, prompt_id: str, answers: dict[str, list[str]]) -> TimelineItem:
         """Answer anyway (v1.4): an expired or run-stopped prompt, within the day it takes a
@@ -320,7 +384,9 @@ class DeviceCore:
                     self.store.cursor, wait=self.poll_wait if connected else 0
                 )
                 self._observe_time(page.server_time.timestamp())
-                changed = self.store.apply_many([e.prompt for e in page.events], page.cursor)
+                records = [e.prompt for e in page.events]
+                changed = self.store.apply_many(records, page.cursor)
+                changed |= self._heard_drafts(records)
                 backoff.reset()
                 self._set_connection(Connection.CONNECTED)
                 if changed:

@@ -40,6 +40,14 @@ class QuestionAnswer:
             return replace(self, other=text, chosen=())
         return replace(self, other=text)
 
+    def with_values(self, values: Sequence[str]) -> QuestionAnswer:
+        """The choices and text that `values()` gave (a draft from another device): option
+        labels are chosen, the rest is the Other text."""
+        labels = self.question.option_labels()
+        chosen = tuple(v for v in values if v in labels)
+        other = next((v for v in values if v not in labels), "")
+        return replace(self, chosen=chosen, other=other)
+
     def press_number(self, number: int) -> QuestionAnswer:
         """Keys 1–4: the option with that number, as a tap would; out of range changes nothing."""
         labels = self.question.option_labels()
@@ -89,3 +97,11 @@ class CardAnswers:
 
     def answers(self) -> dict[str, list[str]]:
         return {qid: a.values() for qid, a in self.by_id.items()}
+
+    def with_values(self, answers: dict[str, list[str]]) -> CardAnswers:
+        """Every question as `answers` has it (a draft: a question left out has no answer);
+        the active question stays."""
+        return replace(
+            self,
+            by_id={qid: a.with_values(answers.get(qid, ())) for qid, a in self.by_id.items()},
+        )

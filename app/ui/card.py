@@ -249,6 +249,24 @@ def LateRow(strings: Strings) -> ft.Control:
     )
 
 
+def DraftLine(where: str, strings: Strings) -> ft.Control:
+    """These choices were made on another device (or window) and are not sent (v1.4);
+    `where` is the whole line ("Chosen on Pixel · not sent yet")."""
+    return ft.Row(
+        [
+            ft.Icon(ft.Icons.DEVICES, color=ft.Colors.ON_SURFACE_VARIANT, size=18),
+            ft.Text(
+                where,
+                size=13,
+                color=ft.Colors.ON_SURFACE_VARIANT,
+                expand=True,
+            ),
+        ],
+        spacing=6,
+        rtl=strings.rtl,
+    )
+
+
 @ft.component
 def LateButtons(prompt_id: str, complete: bool, screen: Screen, strings: Strings) -> ft.Control:
     """Cancel (back to the summary, nothing sent) and Send."""
@@ -365,16 +383,19 @@ def PromptCard(
     strings: Strings,
     linked: bool = False,
     late: bool = False,
+    drafted: str | None = None,
 ) -> ft.Control:
     """An inline card for one pending prompt; all its questions stacked. Outlined when a link
     opened it. `late`: an expired or run-stopped prompt answered anyway (v1.4): no countdown,
-    and Cancel and Send instead of Dismiss and Submit."""
+    and Cancel and Send instead of Dismiss and Submit. `drafted`: where its choices were made,
+    when another device or window made them (not sent)."""
     questions = item.record.questions
     numbered = len(questions) > 1
     status = LateRow(strings) if late else StatusRow(item, strings, screen.clock)
-    children: list[ft.Control] = [
-        ft.Column([status, AskerLine(item.record)], spacing=2, tight=True)
-    ]
+    heading: list[ft.Control] = [status, AskerLine(item.record)]
+    if drafted is not None:
+        heading.append(DraftLine(drafted, strings))
+    children: list[ft.Control] = [ft.Column(heading, spacing=2, tight=True)]
     for index, question in enumerate(questions):
         if index:
             children.append(ft.Divider(height=16))

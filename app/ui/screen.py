@@ -138,6 +138,7 @@ class Screen:
         self._older_read = 0  # summaries read beyond the first page, for "Show older"
         self._paired_notice = ""  # the "Paired with …" line, while it is the one shown
         self._sent: set[str] = set()  # prompts this screen answered or dismissed
+        self._drafts_seen: dict[str, int] = {}  # prompt id → the newest draft it has taken
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
@@ -256,6 +257,7 @@ class Screen:
             i.id: state.selections.get(i.id) or CardAnswers.start(i.record.questions)
             for i in (*waiting, *late)
         }
+        self._take_drafts(waiting)
         state.errors = {k: v for k, v in state.errors.items() if k in open_ids}
         state.undo = {k: v for k, v in state.undo.items() if k in open_ids}
         state.answering = tuple(k for k in state.answering if k in state.undo)
@@ -282,6 +284,29 @@ class Screen:
         if arrived and was_loaded:
             self.on_arrival(arrived)
 
+    def _take_drafts(self, waiting: list[TimelineItem]) -> None:
+        """A waiting card shows the newest answer in progress from the person's other devices
+        or this app's other windows, marked as not sent (v1.4); the person's own change here
+        makes it theirs again."""
+        state, drafted = self.state, {}
+        for item in waiting:
+            shared = self.core.draft_of(item.id)
+            label = state.drafted.get(item.id)
+            if shared is not None and shared.serial > self._drafts_seen.get(item.id, 0):
+                self._drafts_seen[item.id] = shared.serial
+                if shared.source is not self and item.id not in state.undo:
+                    answers = state.selections[item.id].with_values(shared.answers)
+                    state.selections = {**state.selections, item.id: answers}
+                    if shared.device_name:
+                        label = self.strings("draft_from", device=shared.device_name)
+                    elif shared.source is not None:
+                        label = self.strings("draft_in_another_window")
+                    else:
+                        label = self.strings("draft_on_another_device")
+            if label is not None:
+                drafted[item.id] = label
+        state.drafted = drafted
+
     def _tell_of_unsent_choices(
         self, open_ids: set[str], resolved: dict[str, TimelineItem]
     ) -> None:
@@ -290,6 +315,8 @@ class Screen:
         for prompt_id, answers in self.state.selections.items():
             item = resolved.get(prompt_id)
             if item is None or prompt_id in open_ids or prompt_id in self._sent:
+                continue
+            if prompt_id in self.state.drafted:  # chosen elsewhere, not on this screen
                 continue
             if any(answers.answers().values()):
                 header = item.record.questions[0].header
@@ -348,9 +375,14 @@ class Screen:
         current = self.state.selections.get(prompt_id)
         if current is None:
             return
-        self.state.selections = {**self.state.selections, prompt_id: change(current)}
+        changed = change(current)
+        self.state.selections = {**self.state.selections, prompt_id: changed}
         self.state.errors = {k: v for k, v in self.state.errors.items() if k != prompt_id}
         self.state.active_card = prompt_id
+        if changed.answers() != current.answers() and prompt_id not in self.state.answering_late:
+            # The person's own choice: no longer another device's draft; theirs to share.
+            self.state.drafted = {k: v for k, v in self.state.drafted.items() if k != prompt_id}
+            self.core.share_draft(prompt_id, changed.answers(), self)
 
     def _engaging(self, prompt_id: str) -> None:
         """A choice or a word typed: with little time left, more time (core.engaged)."""

@@ -94,6 +94,9 @@ class ScreenState:
     answering: tuple[str, ...] = ()
     # Expired or run-stopped prompts the person chose to answer anyway: drawn as cards again.
     answering_late: tuple[str, ...] = ()
+    # Waiting cards whose choices came from another device or window, not sent (v1.4):
+    # prompt id → the line that says where they were made.
+    drafted: dict[str, str] = field(default_factory=dict)
     one_tap: bool = True  # one tap on an option answers a prompt of one single-choice question
     # In a browser (by default): the oldest waiting prompt, one question at a time, in a panel
     # docked at the bottom (the specification's web stepper) instead of stacked cards.

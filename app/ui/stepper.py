@@ -19,6 +19,7 @@ from app.protocol.strings import Strings
 from .card import (
     AskerLine,
     Countdown,
+    DraftLine,
     QuestionBlock,
     UndoRow,
     dismiss_button,
@@ -183,6 +184,11 @@ def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings
     )
 
 
+def drafted_line(where: str | None, strings: Strings) -> list[ft.Control]:
+    """Where the shown choices were made, when not here (not sent)."""
+    return [] if where is None else [DraftLine(where, strings)]
+
+
 @ft.component
 def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     """The panel docked under the timeline; hidden while nothing waits (or in cards layout)."""
@@ -218,6 +224,7 @@ def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                             strings,
                             key=f"{item.id}-{question.id}",
                         ),
+                        *drafted_line(state.drafted.get(item.id), strings),
                         ft.Text(
                             error or "", color=ft.Colors.ERROR, rtl=strings.rtl, visible=bool(error)
                         ),

@@ -117,11 +117,22 @@ def Timeline(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
         """A waiting prompt's card, or (`late`) an ended one answered anyway."""
         key = f"late-{item.id}" if late else item.id
         answers, error = state.selections[item.id], state.errors.get(item.id)
-        linked = item.id == state.linked
+        linked, drafted = item.id == state.linked, state.drafted.get(item.id)
         return row(
             key,
-            (item, answers, error, strings, linked),
-            partial(PromptCard, item, answers, error, screen, strings, linked, late=late, key=key),
+            (item, answers, error, strings, linked, drafted),
+            partial(
+                PromptCard,
+                item,
+                answers,
+                error,
+                screen,
+                strings,
+                linked,
+                late=late,
+                drafted=drafted,
+                key=key,
+            ),
         )
 
     items: list[ft.Control] = []

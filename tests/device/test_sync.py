@@ -298,3 +298,36 @@ def test_reconnecting_state_carries_the_next_try(tmp_path):
             await device.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_draft_on_one_device_shows_on_the_other_and_goes_with_the_answer(gateway, tmp_path):
+    """v1.4: what the person chose on the phone reaches the laptop (not as its own, not
+    sent), the last write wins, and it is gone once the prompt is answered."""
+
+    async def scenario():
+        phone = core(tmp_path / "phone.db", gateway.url)
+        laptop = core(tmp_path / "laptop.db", gateway.url)
+        phone.start()
+        laptop.start()
+        try:
+            prompt_id = await asyncio.to_thread(create, gateway)
+            await until(lambda: status(laptop, prompt_id) == status(phone, prompt_id) == "pending")
+            await until(lambda: phone.connection.kind == Connection.CONNECTED)
+            window = object()
+            phone.share_draft(prompt_id, {"deploy_target": ["Production"]}, window)
+            assert phone.draft_of(prompt_id).source is window  # this app's other windows: now
+            heard = await until(lambda: laptop.draft_of(prompt_id))
+            assert heard.answers == {"deploy_target": ["Production"]} and heard.source is None
+            phone.share_draft(prompt_id, {"deploy_target": ["our rack"]}, window)
+            await until(lambda: laptop.draft_of(prompt_id).answers["deploy_target"] == ["our rack"])
+            assert phone.draft_of(prompt_id).source is window  # its own echo is not taken
+            laptop.answer(prompt_id, {"deploy_target": ["Staging (Recommended)"]})
+            await until(lambda: phone.draft_of(prompt_id) is None)
+            await until(lambda: laptop.draft_of(prompt_id) is None)
+        finally:
+            await phone.stop()
+            await laptop.stop()
+
+    asyncio.run(scenario())
+    [answered] = gateway.device.get("/v1/prompts", params={"status": "all"}).json()["prompts"]
+    assert answered["answers"] == {"deploy_target": ["Staging (Recommended)"]}

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page, expect, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.browser import CHROMIUM_FLAGS, DEVICES, AppProcess, chromium_path
@@ -126,3 +126,24 @@ def shot(page: Page, name: str) -> Path:
         except PlaywrightTimeoutError:
             warnings.warn(f"no screenshot {name}: Chromium did not take it in time", stacklevel=2)
     return path
+
+
+def type_into(page: Page, field, text: str, shows: str | None = None) -> None:
+    """Type `text` into an empty or filled text field as a person would, until it holds exactly
+    that (or `shows`, for a field that rewrites what is typed): under load Flutter drops keys
+    pressed right after the focus (FLET-NOTES), and Ctrl+A was lost too, so the field is
+    emptied key by key and typed again until its value is right."""
+    shows = text if shows is None else shows
+    field.click()
+    for _ in range(5):
+        page.wait_for_timeout(300)  # the editing element settles after the focus (FLET-NOTES)
+        current = field.input_value()
+        if current:
+            page.keyboard.press("End")
+            for _ in range(len(current) + 2):
+                page.keyboard.press("Backspace")
+        if field.input_value() == "":
+            field.press_sequentially(text, delay=30)
+            if field.input_value() == shows:
+                return
+    expect(field).to_have_value(shows)  # fails with what it holds instead

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from tests.support import start_gateway, wait_until
 
-from .conftest import AppProcess, open_app, shot
+from .conftest import AppProcess, open_app, shot, type_into
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 30_000
@@ -72,13 +72,9 @@ def test_pairing_in_settings_with_the_address_and_code(browser, unpaired):
     expect(page.get_by_text(re.compile("^No gateway yet"))).to_be_visible(timeout=TIMEOUT)
     page.get_by_role("button", name="Settings").click()
     address = page.get_by_role("textbox", name="Pairing link or gateway URL")
-    address.click()
-    page.wait_for_timeout(500)  # FLET-NOTES: typing right after focus can drop characters
-    address.press_sequentially(gateway.url)
+    type_into(page, address, gateway.url)
     code = page.get_by_role("textbox", name="Code")
-    code.click()
-    page.wait_for_timeout(500)
-    code.press_sequentially("AAAA-BBBB")
+    type_into(page, code, "AAAA-BBBB")
     page.get_by_role("button", name="Pair", exact=True).click()
     expect(
         page.get_by_text(re.compile("That code is unknown, already used or expired"))
@@ -87,17 +83,7 @@ def test_pairing_in_settings_with_the_address_and_code(browser, unpaired):
     assert _devices(gateway) == []
 
     good = _pairing(gateway)["code"]
-    code.click()
-    page.wait_for_timeout(500)  # as above: keys right after focus can be dropped
-    for _ in range(5):  # one key at a time, until it is empty: Ctrl+A was lost under load
-        page.keyboard.press("End")
-        for _ in range(len("AAAA-BBBB") + 3):
-            page.keyboard.press("Backspace")
-        if code.input_value() == "":
-            break
-        page.wait_for_timeout(300)
-    expect(code).to_have_value("", timeout=TIMEOUT)
-    code.press_sequentially(good.lower())  # as typed on a phone
+    type_into(page, code, good.lower(), shows=good)  # typed as on a phone
     page.get_by_role("button", name="Pair", exact=True).click()
     expect(page.get_by_text(f"Paired with {gateway.url}.")).to_be_visible(timeout=TIMEOUT)
     wait_until(lambda: len(_devices(gateway)) == 1)

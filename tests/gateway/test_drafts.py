@@ -59,6 +59,11 @@ def test_a_draft_reaches_the_other_devices_and_never_the_agent(gateway):
     draft = event["prompt"]["draft"]
     assert draft["answers"] == {"target": ["Production"], "features": ["Lin"]}
     assert draft["deviceId"] == pixel_id and draft["deviceName"] == "Pixel"
+    # The id a device gives itself (as in resolvedBy) is the one it knows its draft by.
+    named = pixel.put(url, json={"answers": {"target": ["Staging"]}, "deviceId": "pixel-app"})
+    assert named.status_code == 200
+    draft = _events_after(gateway, cursor)[-1]["prompt"]["draft"]
+    assert draft["deviceId"] == "pixel-app" and draft["deviceName"] == "Pixel"
     assert event["prompt"]["version"] == created["version"]  # the prompt itself did not change
     # The last write wins on the devices: a second draft is the newest event.
     again = pixel.put(url, json={"answers": {"target": ["Staging"]}})

@@ -579,6 +579,33 @@ def test_a_choice_not_sent_before_the_deadline_points_to_answer_anyway(screen):
     assert "Answer anyway" in screen.state.notice
 
 
+def test_choices_in_one_window_show_in_the_others_marked_not_sent(screen):
+    """v1.4 drafts: the app's windows (a browser's tabs) share one device; what is chosen in
+    one shows in the others at once, marked as not sent; the last change wins; the person's
+    own change takes the mark away; and when the other window sends it, nothing here says a
+    choice was lost."""
+    other = Screen(screen.core, monotonic=screen.time)
+    try:
+        add(screen, record("pr_a", 1, questions=[SINGLE, MULTI]))
+        screen.tap_option("pr_a", "target", "Production")
+        screen.set_other("pr_a", "features", "Sync")
+        assert other.state.selections["pr_a"].answers() == {
+            "target": ["Production"],
+            "features": ["Sync"],
+        }
+        assert other.state.drafted == {"pr_a": "Chosen in another window · not sent yet"}
+        assert screen.state.drafted == {}  # its own choice
+        other.tap_option("pr_a", "target", "Preview")  # the last change wins, both ways
+        assert other.state.drafted == {}
+        assert screen.state.selections["pr_a"].answers()["target"] == ["Preview"]
+        assert screen.state.drafted == {"pr_a": "Chosen in another window · not sent yet"}
+        other.tap_option("pr_a", "features", "Export")
+        assert other.submit("pr_a")
+        assert "pr_a" not in screen.state.selections and screen.state.notice == ""
+    finally:
+        other.close()
+
+
 def test_a_language_saved_in_one_tab_reaches_the_others(screen):
     other = Screen(screen.core, monotonic=screen.time)  # a second tab: the same device core
     try:

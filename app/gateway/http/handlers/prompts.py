@@ -147,8 +147,9 @@ async def draft_prompt(call: Call) -> dict[str, Any]:
     body: DraftRequest = call.body
     paired = call.caller.device_id if call.caller is not None else None
     name = await call.auth.registry.name_of(paired) if paired is not None else None
+    # The id the device gives itself (as in resolvedBy), so it knows its own draft again.
     record = await call.gateway.draft(
-        call.params["prompt_id"], call.person, body.answers, paired or body.device_id, name
+        call.params["prompt_id"], call.person, body.answers, body.device_id or paired, name
     )
     return record.to_wire()
 
