@@ -129,18 +129,21 @@ def start_embedded_gateway(
     app), use that one: two gateways on one SQLite file would not hear each other.
     `web_app_url`: where this app is served in a browser, for `pair` to print a browser's link;
     `keep_paired`: this device paired with that gateway, so it keeps the token it was given."""
+    from pydantic import ValidationError
+
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
-    from app.gateway.config import (
-        DB_FILE,
-        NOTIFY_ENV,
-        ConfigError,
-        default_data_dir,
-        write_local_info,
-    )
+    from app.gateway.config import DB_FILE, ConfigError, default_data_dir, write_local_info
+    from app.gateway.settings import GatewaySettings, describe
     from app.gateway.store.ownership import FileInUse, ensure_free
 
+    # The embedded gateway takes from the gateway's settings what a personal one needs: its
+    # tokens and notifiers (the app decides its address and store).
+    try:
+        settings = GatewaySettings()
+    except ValidationError as exc:
+        raise ConfigError(describe(exc)) from exc
     data_dir = default_data_dir()
-    tokens = load_tokens(data_dir)
+    tokens = load_tokens(data_dir, settings.named_tokens())
     try:
         ensure_free(data_dir / DB_FILE)
     except FileInUse as exc:
@@ -161,8 +164,9 @@ def start_embedded_gateway(
     wanted = port
     if not port_free("127.0.0.1", port):
         port = 0
-    notify = tuple(os.environ.get(NOTIFY_ENV, "").split())
-    config = GatewayConfig(data_dir=data_dir, tokens=tokens, port=port, notify_urls=notify)
+    config = GatewayConfig(
+        data_dir=data_dir, tokens=tokens, port=port, notify_urls=settings.notify_urls
+    )
     gateway = EmbeddedGateway(config).start()
     # Agents, `ask-user mcp` and `pair` find it here, where it really listens.
     write_local_info(data_dir, gateway.url, web_app_url)

@@ -19,7 +19,8 @@ import httpx
 from app.protocol import error_from_body
 from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
 
-from .config import DEFAULT_HOST, DEFAULT_PORT, TOKENS_FILE, default_data_dir, read_local_info
+from .config import TOKENS_FILE, default_data_dir, read_local_info
+from .settings import DEFAULT_HOST, DEFAULT_PORT
 
 ADMIN_TOKEN_ENV = "ASK_USER_ADMIN_TOKEN"
 

@@ -1,97 +1,64 @@
-"""`python -m app gateway`: serve the gateway with flags, tokens from env or a 0600 file."""
+"""`python -m app gateway`: read the settings once (flags over the environment over files),
+resolve them into the gateway's configuration, and serve."""
 
 from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-from pathlib import Path
 
-from app.protocol import limits
+from pydantic import ValidationError
 
 from .addresses import reachable_url, url_for
 from .config import (
-    DATABASE_URL_ENV,
     DB_FILE,
-    DEFAULT_HOST,
-    DEFAULT_PORT,
-    NOTIFY_ENV,
-    PUBLIC_URL_ENV,
     ConfigError,
     GatewayConfig,
     default_data_dir,
     load_tokens,
     write_local_info,
 )
+from .settings import GatewaySettings, describe, env_name
 from .store.ownership import FileInUse, ensure_free
-from .store.postgres_settings import PostgresSettings
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """Flags for `GatewaySettings`: a flag not given leaves the setting to the environment
+    (its variable is named in the help) or the default."""
     parser = parser or argparse.ArgumentParser(
         prog="python -m app gateway", description="Run the Ask User gateway."
     )
-    parser.add_argument("--host", default=DEFAULT_HOST, help="address to listen on (%(default)s)")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (%(default)s)")
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        default=None,
-        help="where the SQLite store and tokens live (default: the user data directory)",
-    )
-    parser.add_argument(
-        "--public-url",
-        default=os.environ.get(PUBLIC_URL_ENV),
-        help="the URL phones reach this gateway at, put in pairing links (default: this "
-        "machine's LAN address when --host is 0.0.0.0; $ASK_USER_PUBLIC_URL)",
-    )
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get(DATABASE_URL_ENV) or None,
-        help="postgresql://… to keep everything in PostgreSQL, shared by any number of gateway "
-        "processes ($ASK_USER_DATABASE_URL; default: a SQLite file in --data-dir)",
-    )
-    defaults = PostgresSettings()
-    for flag, env, default, meaning in (
-        ("--database-pool-size", "ASK_USER_DATABASE_POOL_SIZE", defaults.pool_size,
-         "PostgreSQL connections this process keeps"),
-        ("--database-connection-wait-ms", "ASK_USER_DATABASE_CONNECTION_WAIT_MS",
-         defaults.connection_wait_ms, "how long a request waits for a free connection"),
-        ("--database-lock-timeout-ms", "ASK_USER_DATABASE_LOCK_TIMEOUT_MS",
-         defaults.lock_timeout_ms, "how long a statement waits for a lock"),
-        ("--database-statement-timeout-ms", "ASK_USER_DATABASE_STATEMENT_TIMEOUT_MS",
-         defaults.statement_timeout_ms, "how long a statement may run"),
-    ):  # fmt: skip
+    parser.argument_default = argparse.SUPPRESS  # absent: settings.py decides
+    for field, meaning in _FLAGS.items():
+        default = GatewaySettings.model_fields[field].default
+        shown = f"; default {default}" if default not in (None, "") else ""
         parser.add_argument(
-            flag,
-            type=_positive_int,
-            default=os.environ.get(env) or default,
-            help=f"{meaning}; past it, that one request answers 503 (${env}; %(default)s)",
+            "--" + field.replace("_", "-"),
+            metavar=field.split("_")[-1].upper(),
+            help=f"{meaning} (${env_name(field)}{shown})".replace("%", "%%"),
         )
-    parser.add_argument(
-        "--engaged-grace",
-        type=int,
-        default=os.environ.get("ASK_USER_ENGAGED_GRACE") or limits.ENGAGED_GRACE_SECONDS,
-        help="seconds a prompt may still have when the person starts answering it; 0 moves "
-        "no deadline ($ASK_USER_ENGAGED_GRACE; %(default)s)",
-    )
-    parser.add_argument("--prompt-retention-days", type=float, default=30.0)
-    parser.add_argument("--event-retention-hours", type=float, default=24.0)
-    parser.add_argument(
-        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
-    )
     return parser
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
+_FLAGS = {
+    "host": "address to listen on",
+    "port": "port",
+    "data_dir": "where the SQLite store and tokens live (default: the user data directory)",
+    "public_url": "the URL phones reach this gateway at, put in pairing links (default: this "
+    "machine's LAN address when --host is 0.0.0.0)",
+    "database_url": "postgresql://… to keep everything in PostgreSQL, shared by any number of "
+    "gateway processes (default: a SQLite file in --data-dir)",
+    "database_pool_size": "PostgreSQL connections this process keeps",
+    "database_connection_wait_ms": "how long a request waits for a free connection; past it, "
+    "that one request answers 503",
+    "database_lock_timeout_ms": "how long a statement waits for a lock; past it, 503",
+    "database_statement_timeout_ms": "how long a statement may run; past it, 503",
+    "engaged_grace": "seconds a prompt may still have when the person starts answering it; "
+    "0 moves no deadline",
+    "prompt_retention_days": "days a resolved prompt is kept",
+    "event_retention_hours": "hours events are kept for devices to catch up",
+    "log_level": "debug, info, warning or error",
+}
 
 
 def _log_lightly() -> None:
@@ -107,49 +74,52 @@ def _log_lightly() -> None:
 def run(args: argparse.Namespace) -> int:
     from .server import serve
 
+    try:
+        flags = {k: v for k, v in vars(args).items() if k in GatewaySettings.model_fields}
+        settings = GatewaySettings(**flags)
+    except ValidationError as exc:
+        print(f"error: {describe(exc)}", file=sys.stderr)
+        return 2
     logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     _log_lightly()
-    data_dir = (args.data_dir or default_data_dir()).expanduser()
+    data_dir = (settings.data_dir or default_data_dir()).expanduser()
     try:
-        if not args.database_url:  # before the address it would tell `pair` is replaced
+        if not settings.database_url:  # before the address it would tell `pair` is replaced
             ensure_free(data_dir / DB_FILE)
-        tokens = load_tokens(data_dir)
+        tokens = load_tokens(data_dir, settings.named_tokens())
     except (ConfigError, FileInUse) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    public_url = (args.public_url or "").rstrip("/") or reachable_url(args.host, args.port)
+    host, port = settings.host, settings.port
+    public_url = (settings.public_url or "").rstrip("/") or reachable_url(host, port)
     config = GatewayConfig(
         data_dir=data_dir,
         tokens=tokens,
-        host=args.host,
-        port=args.port,
-        prompt_retention_days=args.prompt_retention_days,
-        event_retention_hours=args.event_retention_hours,
+        host=host,
+        port=port,
+        prompt_retention_days=settings.prompt_retention_days,
+        event_retention_hours=settings.event_retention_hours,
         public_url=public_url,
-        notify_urls=tuple(os.environ.get(NOTIFY_ENV, "").split()),
-        database_url=args.database_url,
-        engaged_grace_seconds=max(0, args.engaged_grace),
-        postgres=PostgresSettings(
-            pool_size=args.database_pool_size,
-            connection_wait_ms=args.database_connection_wait_ms,
-            lock_timeout_ms=args.database_lock_timeout_ms,
-            statement_timeout_ms=args.database_statement_timeout_ms,
-        ),
+        notify_urls=settings.notify_urls,
+        database_url=settings.database_url,
+        engaged_grace_seconds=settings.engaged_grace,
+        postgres=settings.postgres,
     )
-    where = "PostgreSQL" if args.database_url else data_dir
-    print(f"Ask User gateway on {url_for(args.host, args.port)}  (data: {where})", flush=True)
+    where = "PostgreSQL" if settings.database_url else data_dir
+    print(f"Ask User gateway on {url_for(host, port)}  (data: {where})", flush=True)
     if tokens.file is not None:
         print(f"Tokens (agent, device, admin) are in {tokens.file}", flush=True)
-    write_local_info(data_dir, url_for(_local_host(args.host), args.port))
+    write_local_info(data_dir, url_for(_local_host(host), port))
     print(_pairing_hint(config), flush=True)
     if config.notify_urls:
         print(f"New prompts are announced to {len(config.notify_urls)} notifier(s)", flush=True)
     try:
-        serve(config, log_level=args.log_level)
+        serve(config, log_level=settings.log_level)
     except OSError as exc:
-        print(f"error: cannot listen on {args.host}:{args.port}: {exc.strerror}", file=sys.stderr)
+        print(f"error: cannot listen on {host}:{port}: {exc.strerror}", file=sys.stderr)
         return 1
     return 0
 

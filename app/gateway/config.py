@@ -1,9 +1,9 @@
-"""Gateway settings and tokens: from flags and the environment, or made once and kept 0600."""
+"""What a gateway process runs with (its data directory, tokens, addresses), resolved from
+its settings (settings.py); tokens given there, or made once and kept in a 0600 file."""
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,16 +26,9 @@ from app.protocol.local_gateway import (
 )
 
 from .core.auth import Tokens as Tokens
+from .settings import DEFAULT_HOST, DEFAULT_PORT, env_name
 from .store.postgres_settings import PostgresSettings
 
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 8765
-AGENT_TOKENS_ENV = "ASK_USER_AGENT_TOKENS"
-DEVICE_TOKENS_ENV = "ASK_USER_DEVICE_TOKENS"
-ADMIN_TOKENS_ENV = "ASK_USER_ADMIN_TOKENS"
-PUBLIC_URL_ENV = "ASK_USER_PUBLIC_URL"
-NOTIFY_ENV = "ASK_USER_NOTIFY"
-DATABASE_URL_ENV = "ASK_USER_DATABASE_URL"
 DB_FILE = "gateway.sqlite3"
 
 
@@ -66,11 +59,7 @@ class GatewayConfig:
         return self.data_dir / DB_FILE
 
 
-def _split(value: str | None) -> tuple[str, ...]:
-    return tuple(t.strip() for t in (value or "").split(",") if t.strip())
-
-
-_ROLES = {"agent": AGENT_TOKENS_ENV, "device": DEVICE_TOKENS_ENV, "admin": ADMIN_TOKENS_ENV}
+_ROLES = ("agent", "device", "admin")
 
 
 def _new_token(role: str) -> str:
@@ -103,22 +92,19 @@ def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:
     return roles
 
 
-def load_tokens(data_dir: Path, env: Mapping[str, str] | None = None) -> Tokens:
-    """Tokens from the environment; with none there, from (or newly into) a 0600 file. A file
-    from before the admin role gets an admin token added."""
-    env = os.environ if env is None else env
-    named = {role: _split(env.get(name)) for role, name in _ROLES.items()}
+def load_tokens(data_dir: Path, named: Mapping[str, tuple[str, ...]] | None = None) -> Tokens:
+    """Tokens given in the settings (`GatewaySettings.named_tokens`); with none there, from
+    (or newly into) a 0600 file. A file from before the admin role gets an admin token added."""
+    named = named or {}
     if any(named.values()):
         for role, tokens in named.items():
             if short := [t for t in tokens if len(t) < limits.MIN_TOKEN_CHARS]:
                 raise ConfigError(
-                    f"{_ROLES[role]}: {len(short)} token(s) shorter than "
+                    f"{env_name(role + '_tokens')}: {len(short)} token(s) shorter than "
                     f"{limits.MIN_TOKEN_CHARS} characters; use long random tokens, e.g. "
                     "python -c 'import secrets; print(secrets.token_urlsafe(24))'"
                 )
-        if not named["agent"] and not named["device"] and not named["admin"]:
-            raise ConfigError("no tokens: set at least one agent or device token")
-        return Tokens(named["agent"], named["device"], admin=named["admin"])
+        return Tokens(named.get("agent", ()), named.get("device", ()), admin=named.get("admin", ()))
     path = data_dir / TOKENS_FILE
     if path.exists():
         roles = _read_tokens_file(path)

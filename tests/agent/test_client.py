@@ -212,7 +212,7 @@ def test_an_agent_finds_the_local_gateway_by_its_data_directory(gateway, tmp_pat
     from app.gateway.config import load_tokens, write_local_info
 
     data_dir = tmp_path / "elsewhere"
-    tokens = load_tokens(data_dir, env={})
+    tokens = load_tokens(data_dir)
     write_local_info(data_dir, gateway.url)
     for name in ("ASK_USER_GATEWAY_URL", "ASK_USER_AGENT_TOKEN"):
         monkeypatch.delenv(name, raising=False)

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 
 from app.gateway import load_tokens
+from app.gateway.settings import GatewaySettings
 from tests.support import AGENT_TOKEN, DEVICE_TOKEN, GatewayProcess, client, prompt_body
 
 
@@ -87,14 +88,14 @@ def test_pending_deadline_is_rearmed_after_restart(gateway):
 
 
 def test_tokens_are_made_once_and_kept_private(tmp_path):
-    first = load_tokens(tmp_path, env={})
+    first = load_tokens(tmp_path)
     assert first.file == tmp_path / "tokens.json"
     assert stat.S_IMODE(os.stat(first.file).st_mode) == 0o600
     assert len(first.agent) == len(first.device) == len(first.admin) == 1
-    assert load_tokens(tmp_path, env={}) == first
+    assert load_tokens(tmp_path) == first
     a1, a2, d1 = "a" * 16, "agent-2-" * 3, "device-token-0001"
     from_env = load_tokens(
-        tmp_path, env={"ASK_USER_AGENT_TOKENS": f"{a1}, {a2}", "ASK_USER_DEVICE_TOKENS": d1}
+        tmp_path, GatewaySettings(agent_tokens=f"{a1}, {a2}", device_tokens=d1).named_tokens()
     )
     assert (from_env.agent, from_env.device, from_env.file) == ((a1, a2), (d1,), None)
 
@@ -143,7 +144,7 @@ def test_gateway_makes_tokens_on_first_start_and_says_where(tmp_path):
         )
     try:
         wait_until(lambda: "Tokens (agent, device, admin) are in" in log.read_text(), timeout=20)
-        tokens = load_tokens(tmp_path / "d", env={})
+        tokens = load_tokens(tmp_path / "d")
         assert str(tokens.file) in log.read_text()
         url = f"http://127.0.0.1:{port}"
         wait_until(lambda: _up(url), timeout=20)
