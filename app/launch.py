@@ -112,10 +112,11 @@ def _local_gateway_url() -> str | None:
     """Where the gateway of this machine's data folder last said it listens."""
     import json
 
-    from app.protocol.local_gateway import LOCAL_INFO_FILE, default_data_dir
+    from app.protocol.local_gateway import DATA_DIR_ENV, LOCAL_INFO_FILE, platform_data_dir
 
+    folder = Path(os.environ.get(DATA_DIR_ENV) or platform_data_dir())
     try:
-        url = json.loads((default_data_dir() / LOCAL_INFO_FILE).read_text()).get("localUrl")
+        url = json.loads((folder / LOCAL_INFO_FILE).read_text()).get("localUrl")
     except (OSError, ValueError, AttributeError):
         return None
     return url if isinstance(url, str) else None
@@ -132,7 +133,7 @@ def start_embedded_gateway(
     from pydantic import ValidationError
 
     from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
-    from app.gateway.config import DB_FILE, ConfigError, default_data_dir, write_local_info
+    from app.gateway.config import DB_FILE, ConfigError, data_dir_of, write_local_info
     from app.gateway.settings import GatewaySettings, describe
     from app.gateway.store.ownership import FileInUse, ensure_free
 
@@ -142,7 +143,7 @@ def start_embedded_gateway(
         settings = GatewaySettings()
     except ValidationError as exc:
         raise ConfigError(describe(exc)) from exc
-    data_dir = default_data_dir()
+    data_dir = data_dir_of(settings)
     tokens = load_tokens(data_dir, settings.named_tokens())
     try:
         ensure_free(data_dir / DB_FILE)

@@ -26,6 +26,7 @@ from typing import Any
 from app.protocol.asker import project_session_key
 
 from .client import AskUserError
+from .environment import AgentEnvironment
 
 TOOL = "AskUserQuestion"
 EVENT = "PreToolUse"
@@ -74,9 +75,10 @@ def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, s
     return questions, texts
 
 
-def session_key(hook: dict[str, Any]) -> str:
+def session_key(hook: dict[str, Any], environment: AgentEnvironment | None = None) -> str:
     """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or hook.get("cwd") or os.getcwd()
+    env = environment or AgentEnvironment.read()
+    project = env.claude_project_dir or hook.get("cwd") or os.getcwd()
     return project_session_key(SESSION_PREFIX, project, Path.home())
 
 

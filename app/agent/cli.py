@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -123,6 +122,7 @@ def _warnings_to_stderr() -> None:
 
 def run_ask(args: argparse.Namespace) -> int:
     from .client import AskUserError, ask_user
+    from .environment import AgentEnvironment
 
     _warnings_to_stderr()
 
@@ -144,7 +144,7 @@ def run_ask(args: argparse.Namespace) -> int:
             else prompt.get("timeoutSeconds"),
             session_key=args.session_key
             or prompt.get("sessionKey")
-            or os.environ.get("ASK_USER_SESSION_KEY")
+            or AgentEnvironment.read().session_key
             or "main",
             agent_id=args.agent_id or prompt.get("agentId"),
             run_id=args.run_id or prompt.get("runId"),

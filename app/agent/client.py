@@ -7,16 +7,12 @@ prompt at the gateway (reason `run-abort`) before returning or raising.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import os
 import threading
 import time
 import uuid
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
@@ -30,15 +26,10 @@ from app.protocol import (
     validate_prompt,
 )
 from app.protocol.errors import describe
-from app.protocol.local_gateway import (
-    AGENT_TOKEN_ENV,
-    GATEWAY_URL_ENV,
-    LOCAL_INFO_FILE,
-    TOKENS_FILE,
-    default_data_dir,
-)
+from app.protocol.local_gateway import AGENT_TOKEN_ENV, TOKENS_FILE
 
 from . import asking
+from .environment import DEFAULT_GATEWAY_URL, AgentEnvironment
 
 T = TypeVar("T")
 
@@ -47,7 +38,6 @@ log = logging.getLogger("ask_user.agent")
 CANCEL_SECONDS = 5.0  # how long a stopped run keeps trying to cancel its prompt
 CANCEL_RETRY_SECONDS = 0.2
 
-DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
 CREATE_RETRY_SECONDS = 15
 
 
@@ -70,15 +60,20 @@ class AgentSettings:
     token: str
 
 
-def settings(gateway_url: str | None = None, token: str | None = None) -> AgentSettings:
-    """From arguments, else env (`ASK_USER_GATEWAY_URL`, `ASK_USER_AGENT_TOKEN`), else what a
-    gateway on this machine wrote in its data directory (`ASK_USER_GATEWAY_DATA` or the
-    platform's): the address it listens on and its agent token."""
-    local = _local_gateway()
-    url = gateway_url or os.environ.get(GATEWAY_URL_ENV) or local.get("url") or DEFAULT_GATEWAY_URL
-    token = token or os.environ.get(AGENT_TOKEN_ENV) or local.get("token")
+def settings(
+    gateway_url: str | None = None,
+    token: str | None = None,
+    environment: AgentEnvironment | None = None,
+) -> AgentSettings:
+    """From arguments, else the environment (`ASK_USER_GATEWAY_URL`, `ASK_USER_AGENT_TOKEN`),
+    else what a gateway on this machine wrote in its data directory (`ASK_USER_GATEWAY_DATA`
+    or the platform's): the address it listens on and its agent token (environment.py)."""
+    env = environment or AgentEnvironment.read()
+    local = env.local_gateway()
+    url = gateway_url or env.gateway_url or local.get("url") or DEFAULT_GATEWAY_URL
+    token = token or env.token or local.get("token")
     if not token:
-        data_dir = _data_dir()
+        data_dir = env.data_dir()
         kept = f", which keeps one in {data_dir / TOKENS_FILE}" if data_dir else ""
         raise AskUserError(
             "no_token",
@@ -87,26 +82,6 @@ def settings(gateway_url: str | None = None, token: str | None = None) -> AgentS
             f"the app){kept}",
         )
     return AgentSettings(url.rstrip("/"), token)
-
-
-def _data_dir() -> Path | None:
-    """Where a gateway on this machine keeps its files (None where that cannot be known)."""
-    try:
-        return default_data_dir()
-    except ImportError:  # platformdirs missing: an install without the app's dependencies
-        return None
-
-
-def _local_gateway() -> dict[str, str]:
-    found: dict[str, str] = {}
-    data_dir = _data_dir()
-    if data_dir is None:
-        return found
-    with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
-        found["url"] = json.loads((data_dir / LOCAL_INFO_FILE).read_text())["localUrl"]
-    with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
-        found["token"] = json.loads((data_dir / TOKENS_FILE).read_text())["agent"][0]
-    return {k: v for k, v in found.items() if isinstance(v, str) and v}
 
 
 def _error_from(response: httpx.Response) -> AskUserError:

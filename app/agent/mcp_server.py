@@ -35,9 +35,9 @@ from app.protocol.asker import client_slug, project_session_key
 
 from . import asking, handshake
 from .client import AskUserError, HttpAsker, prompt_body, settings
+from .environment import AgentEnvironment
 from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, TOOL_NAME, mcp_tool
 
-SESSION_KEY_ENV = "ASK_USER_SESSION_KEY"
 PROGRESS_SECONDS = 10  # the contract asks for at least every 15 s
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 RECONNECT_GRACE_SECONDS = 5  # a client re-issues a call within this after a broken stream
@@ -240,9 +240,10 @@ async def serve_stdio(
     """Serve until stdin closes or a signal (SIGTERM, SIGHUP, Ctrl-C) stops the process; either
     way, prompts still waiting are cancelled at the gateway before it exits. `first_lines`: what
     was read from stdin before (handshake.py), and `answered_ids` the requests answered then."""
-    explicit_key = session_key or os.environ.get(SESSION_KEY_ENV)
+    environment = AgentEnvironment.read()
+    explicit_key = session_key or environment.session_key
     this_process = secrets.token_hex(4)
-    async with HttpAsker(settings(gateway_url, token)) as asker:
+    async with HttpAsker(settings(gateway_url, token, environment)) as asker:
 
         def asking_for(ctx: Any) -> Asking:
             if explicit_key:

@@ -30,10 +30,11 @@ from app.protocol.local_gateway import (
     AGENT_TOKEN_ENV,
     DATA_DIR_ENV,
     GATEWAY_URL_ENV,
-    default_data_dir,
+    platform_data_dir,
 )
 
 from .claude_hook import TOOL
+from .environment import AgentEnvironment
 from .tool import SERVER_NAME, TOOL_NAME
 
 HOOK_COMMAND = "claude-hook"
@@ -150,18 +151,21 @@ def with_server(config: dict[str, Any], server: dict[str, Any]) -> dict[str, Any
     return {**config, "mcpServers": {**(config.get("mcpServers") or {}), SERVER_NAME: server}}
 
 
-def _gateway_env(args: argparse.Namespace, *, data_dir: bool) -> dict[str, str]:
+def _gateway_env(
+    args: argparse.Namespace, environment: AgentEnvironment, *, data_dir: bool
+) -> dict[str, str]:
     """What the server needs to find the gateway: its URL and token when given, else (for a
     client that passes on none of the shell's variables) this machine's gateway data folder."""
     env: dict[str, str] = {}
-    if url := args.gateway_url or os.environ.get(GATEWAY_URL_ENV):
+    if url := args.gateway_url or environment.gateway_url:
         env[GATEWAY_URL_ENV] = url
     if args.token:
         if args.scope == "project":
             raise SetupError("--token goes only into user settings: project files are shared")
         env[AGENT_TOKEN_ENV] = args.token
     if data_dir and not env:
-        env[DATA_DIR_ENV] = str(default_data_dir().expanduser().absolute())
+        folder = environment.data_dir() or platform_data_dir()
+        env[DATA_DIR_ENV] = str(folder.expanduser().absolute())
     return env
 
 
@@ -172,19 +176,21 @@ def _stdio_server(command: list[str], env: dict[str, str]) -> dict[str, Any]:
     return server
 
 
-def _claude_code(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str]]:
+def _claude_code(
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment
+) -> list[tuple[Path, str]]:
     timeout = limits.clamp_timeout(args.timeout)
     hook = shlex.join(
         [*command, HOOK_COMMAND, *(["--timeout", str(args.timeout)] * bool(args.timeout))]
     )
-    env = _gateway_env(args, data_dir=False)  # Claude Code passes its environment on
+    env = _gateway_env(args, environment, data_dir=False)  # Claude Code passes its own on
     server = {"type": "stdio", **_stdio_server(command, env)}
     if args.scope == "project":
         project = Path(args.project_dir).resolve()
         settings_path = project / ".claude" / "settings.json"
         servers_path = project / ".mcp.json"
     else:
-        config_dir = os.environ.get("CLAUDE_CONFIG_DIR")
+        config_dir = environment.claude_config_dir
         base = Path(config_dir) if config_dir else Path.home() / ".claude"
         settings_path = base / "settings.json"
         servers_path = (
@@ -199,7 +205,9 @@ def _claude_code(args: argparse.Namespace, command: list[str]) -> list[tuple[Pat
     ]
 
 
-def _codex(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str]]:
+def _codex(
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment
+) -> list[tuple[Path, str]]:
     try:
         import tomlkit
         from tomlkit.exceptions import TOMLKitError
@@ -207,7 +215,7 @@ def _codex(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str
         raise SetupError("setup codex needs tomlkit: pip install 'ask-user[agent]'") from None
     if args.scope == "project":
         raise SetupError("Codex reads MCP servers from ~/.codex/config.toml: use the user scope")
-    path = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml"
+    path = Path(environment.codex_home or Path.home() / ".codex") / "config.toml"
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else None
     except TOMLKitError as exc:
@@ -226,45 +234,51 @@ def _codex(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str
     server["tool_timeout_sec"] = TOOL_TIMEOUT_SECONDS  # Codex's own default stops at 300 s
     server["default_tools_approval_mode"] = "approve"  # `codex exec` refuses calls otherwise
     env = tomlkit.inline_table()
-    env.update(_gateway_env(args, data_dir=True))
+    env.update(_gateway_env(args, environment, data_dir=True))
     server["env"] = env
     server.add(tomlkit.nl())  # a blank line before whatever table follows
     servers[SERVER_NAME] = server
     return [(path, tomlkit.dumps(doc))]
 
 
-def desktop_config_path(client: str, project: Path | None = None) -> Path:
+def desktop_config_path(
+    client: str, environment: AgentEnvironment, project: Path | None = None
+) -> Path:
     """Where Claude Desktop and Cursor read their MCP servers, as each documents it."""
     if client == "cursor":
         return (project or Path.home()) / ".cursor" / "mcp.json"
     if sys.platform == "darwin":
         base = Path.home() / "Library" / "Application Support"
     elif sys.platform == "win32":
-        base = Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+        base = Path(environment.appdata or Path.home() / "AppData" / "Roaming")
     else:
-        base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+        base = Path(environment.xdg_config_home or Path.home() / ".config")
     return base / "Claude" / "claude_desktop_config.json"
 
 
-def _desktop(args: argparse.Namespace, command: list[str]) -> list[tuple[Path, str]]:
+def _desktop(
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment
+) -> list[tuple[Path, str]]:
     project = None
     if args.scope == "project":
         if args.agent != "cursor":
             raise SetupError("Claude Desktop has no project settings: use the user scope")
         project = Path(args.project_dir).resolve()
-    path = desktop_config_path(args.agent, project)
-    env = _gateway_env(args, data_dir=project is None)  # a project's file is shared: no paths
+    path = desktop_config_path(args.agent, environment, project)
+    env = _gateway_env(
+        args, environment, data_dir=project is None
+    )  # a project's file is shared: no paths
     return [(path, _json(with_server(_read(path), _stdio_server(command, env))))]
 
 
 def plan(args: argparse.Namespace) -> list[tuple[Path, str]]:
     """Each file with the whole text it will hold."""
-    command = ask_user_command()
+    command, environment = ask_user_command(), AgentEnvironment.read()
     if args.agent == "claude-code":
-        return _claude_code(args, command)
+        return _claude_code(args, command, environment)
     if args.agent == "codex":
-        return _codex(args, command)
-    return _desktop(args, command)
+        return _codex(args, command, environment)
+    return _desktop(args, command, environment)
 
 
 def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

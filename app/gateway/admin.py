@@ -17,9 +17,14 @@ from typing import Any
 import httpx
 
 from app.protocol import error_from_body
-from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
+from app.protocol.local_gateway import (
+    AGENT_TOKEN_ENV,
+    DATA_DIR_ENV,
+    GATEWAY_URL_ENV,
+    platform_data_dir,
+)
 
-from .config import TOKENS_FILE, default_data_dir, read_local_info
+from .config import TOKENS_FILE, read_local_info
 from .settings import DEFAULT_HOST, DEFAULT_PORT
 
 ADMIN_TOKEN_ENV = "ASK_USER_ADMIN_TOKEN"
@@ -80,7 +85,8 @@ def build_agent_token_parser(parser: argparse.ArgumentParser) -> argparse.Argume
 
 
 def _connect(args: argparse.Namespace) -> httpx.Client:
-    data_dir = (args.data_dir or default_data_dir()).expanduser()
+    named = args.data_dir or os.environ.get(DATA_DIR_ENV)
+    data_dir = Path(named or platform_data_dir()).expanduser()
     local = read_local_info(data_dir)
     # The web app that embeds this machine's gateway, for a browser's pairing link.
     args.web_app_url = local.get("webAppUrl") if not args.gateway_url else None

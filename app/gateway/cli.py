@@ -14,7 +14,7 @@ from .config import (
     DB_FILE,
     ConfigError,
     GatewayConfig,
-    default_data_dir,
+    data_dir_of,
     load_tokens,
     write_local_info,
 )
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     _log_lightly()
-    data_dir = (settings.data_dir or default_data_dir()).expanduser()
+    data_dir = data_dir_of(settings)
     try:
         if not settings.database_url:  # before the address it would tell `pair` is replaced
             ensure_free(data_dir / DB_FILE)

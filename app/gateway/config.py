@@ -21,12 +21,10 @@ from app.protocol.local_gateway import (
 from app.protocol.local_gateway import (
     TOKENS_FILE as TOKENS_FILE,
 )
-from app.protocol.local_gateway import (
-    default_data_dir as default_data_dir,
-)
+from app.protocol.local_gateway import platform_data_dir
 
 from .core.auth import Tokens as Tokens
-from .settings import DEFAULT_HOST, DEFAULT_PORT, env_name
+from .settings import DEFAULT_HOST, DEFAULT_PORT, GatewaySettings, env_name
 from .store.postgres_settings import PostgresSettings
 
 DB_FILE = "gateway.sqlite3"
@@ -90,6 +88,11 @@ def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:
             "(or delete the file to have a new one made)"
         )
     return roles
+
+
+def data_dir_of(settings: GatewaySettings) -> Path:
+    """The gateway's folder: the one its settings name, else the platform's."""
+    return (settings.data_dir or platform_data_dir()).expanduser()
 
 
 def load_tokens(data_dir: Path, named: Mapping[str, tuple[str, ...]] | None = None) -> Tokens:

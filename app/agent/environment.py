@@ -1,0 +1,84 @@
+"""The one place the agent tools read their environment: `ask_user()`, `ask-user ask | mcp |
+claude-hook | setup`. Each entry point reads it once (`AgentEnvironment.read()`) and passes
+it on; nothing else in `app/agent` looks at `os.environ`.
+
+One precedence for the gateway and the token: what the caller gives (`token=` in Python, a
+flag), then the environment, then what a gateway on this machine wrote in its data folder,
+then the default address. The other agents' own variables (where Claude Code, Codex and
+Claude Desktop keep their settings; Claude Code's project folder) are read here too."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from app.protocol.local_gateway import (
+    AGENT_TOKEN_ENV,
+    DATA_DIR_ENV,
+    GATEWAY_URL_ENV,
+    LOCAL_INFO_FILE,
+    SESSION_KEY_ENV,
+    TOKENS_FILE,
+    platform_data_dir,
+)
+
+DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
+
+
+@dataclass(frozen=True)
+class AgentEnvironment:
+    """The variables, by meaning; None where unset or empty."""
+
+    gateway_url: str | None = None  # ASK_USER_GATEWAY_URL
+    token: str | None = None  # ASK_USER_AGENT_TOKEN
+    session_key: str | None = None  # ASK_USER_SESSION_KEY
+    gateway_data: str | None = None  # ASK_USER_GATEWAY_DATA: this machine's gateway's folder
+    claude_config_dir: str | None = None  # CLAUDE_CONFIG_DIR
+    claude_project_dir: str | None = None  # CLAUDE_PROJECT_DIR, set for Claude Code's hooks
+    codex_home: str | None = None  # CODEX_HOME
+    appdata: str | None = None  # APPDATA (Windows: Claude Desktop's settings)
+    xdg_config_home: str | None = None  # XDG_CONFIG_HOME (Linux: Claude Desktop's settings)
+
+    @classmethod
+    def read(cls, env: Mapping[str, str] | None = None) -> AgentEnvironment:
+        env = os.environ if env is None else env
+        return cls(**{f.name: env.get(_VARIABLES[f.name]) or None for f in fields(cls)})
+
+    def data_dir(self) -> Path | None:
+        """Where a gateway on this machine keeps its files (None where that cannot be known:
+        an install without the app's dependencies has no platformdirs)."""
+        if self.gateway_data:
+            return Path(self.gateway_data)
+        try:
+            return platform_data_dir()
+        except ImportError:
+            return None
+
+    def local_gateway(self) -> dict[str, str]:
+        """The address and agent token a gateway on this machine wrote, where it did."""
+        found: dict[str, str] = {}
+        data_dir = self.data_dir()
+        if data_dir is None:
+            return found
+        with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
+            found["url"] = json.loads((data_dir / LOCAL_INFO_FILE).read_text())["localUrl"]
+        with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
+            found["token"] = json.loads((data_dir / TOKENS_FILE).read_text())["agent"][0]
+        return {k: v for k, v in found.items() if isinstance(v, str) and v}
+
+
+_VARIABLES = {
+    "gateway_url": GATEWAY_URL_ENV,
+    "token": AGENT_TOKEN_ENV,
+    "session_key": SESSION_KEY_ENV,
+    "gateway_data": DATA_DIR_ENV,
+    "claude_config_dir": "CLAUDE_CONFIG_DIR",
+    "claude_project_dir": "CLAUDE_PROJECT_DIR",
+    "codex_home": "CODEX_HOME",
+    "appdata": "APPDATA",
+    "xdg_config_home": "XDG_CONFIG_HOME",
+}
