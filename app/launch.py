@@ -17,10 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.protocol.local_gateway import AGENT_TOKEN_ENV, GATEWAY_URL_ENV
-
 if TYPE_CHECKING:  # imported where used: `python -m app --help` stays quick
-    from app.device import LocalStore, Settings
+    from app.device import DeviceEnvironment, LocalStore, Settings
 
 EMBEDDED_MARK = "embedded_gateway"  # the device token the app gave itself for it
 EMBEDDED_URL = "embedded_gateway_url"  # where it last listened
@@ -58,10 +56,10 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _has_display() -> bool:
+def _has_display(environment: DeviceEnvironment) -> bool:
     if sys.platform in ("darwin", "win32"):
         return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return bool(environment.display or environment.wayland_display)
 
 
 def port_free(host: str, port: int) -> bool:
@@ -95,7 +93,9 @@ class AppGateway:
     notice_pid: int | None = None  # the other gateway process the notice names
 
 
-def uses_embedded_gateway(store: LocalStore, saved: Settings) -> bool:
+def uses_embedded_gateway(
+    store: LocalStore, saved: Settings, environment: DeviceEnvironment
+) -> bool:
     """Whether this device still uses the gateway the app embeds: with the token the app gave
     it, or paired with it by a code (a browser pairing with the app's own gateway, #44), which
     leaves its address. Once paired with another gateway, that one is kept."""
@@ -105,16 +105,17 @@ def uses_embedded_gateway(store: LocalStore, saved: Settings) -> bool:
     if not saved.gateway_url or mark in (None, "0"):  # never embedded, or named by the env
         return False
     # Before the address was kept, the gateway's own note of it (gateway.json) says the same.
-    return saved.gateway_url in (store.get_meta(EMBEDDED_URL), _local_gateway_url())
+    known = (store.get_meta(EMBEDDED_URL), _local_gateway_url(environment))
+    return saved.gateway_url in known
 
 
-def _local_gateway_url() -> str | None:
+def _local_gateway_url(environment: DeviceEnvironment) -> str | None:
     """Where the gateway of this machine's data folder last said it listens."""
     import json
 
-    from app.protocol.local_gateway import DATA_DIR_ENV, LOCAL_INFO_FILE, platform_data_dir
+    from app.protocol.local_gateway import LOCAL_INFO_FILE, platform_data_dir
 
-    folder = Path(os.environ.get(DATA_DIR_ENV) or platform_data_dir())
+    folder = Path(environment.gateway_data or platform_data_dir())
     try:
         url = json.loads((folder / LOCAL_INFO_FILE).read_text()).get("localUrl")
     except (OSError, ValueError, AttributeError):
@@ -231,30 +232,31 @@ def run_demo(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace, demo: bool = False) -> int:
     import flet as ft
 
-    from app.device import LocalStore, Settings, app_data_dir
-    from app.device.paths import STORE_FILE
+    from app.device import DeviceEnvironment, LocalStore, Settings
+    from app.device.environment import STORE_FILE
     from app.ui.run import ASSETS_DIR, main, set_launch_options
     from app.ui.state import AppOptions
 
-    web_port_taken = _web(args) and not port_free(args.host, args.port)
+    environment = DeviceEnvironment.read()  # the one read of this process's environment
+    web = bool(args.web) or not _has_display(environment)  # no display: served to a browser
+    web_port_taken = web and not port_free(args.host, args.port)
     if web_port_taken:  # as the embedded gateway does: another port, and say so (#44)
         wanted, args.port = args.port, free_port(args.host)
-    store = LocalStore(app_data_dir() / STORE_FILE)
-    agent_url = os.environ.get(GATEWAY_URL_ENV)
-    agent_token = os.environ.get(AGENT_TOKEN_ENV)
-    named = Settings.from_environment(Settings.load(store), os.environ)
+    store = LocalStore(environment.data_dir() / STORE_FILE)
+    agent_url, agent_token = environment.gateway_url, environment.agent_token
+    named = Settings.from_environment(Settings.load(store), environment)
     if named is not None:  # a gateway named by the environment wins
         named = dataclasses.replace(named, device_name=named.device_name or socket.gethostname())
         named.save(store)
         store.set_meta(EMBEDDED_MARK, "0")
     saved = Settings.load(store)
-    embedded = uses_embedded_gateway(store, saved)
+    embedded = uses_embedded_gateway(store, saved, environment)
     options = AppOptions()
     if not args.no_gateway and (not saved.gateway_url or embedded):
         from app.gateway.config import ConfigError
 
         try:
-            web_app_url = _web_app_url(args) if _web(args) else None
+            web_app_url = _web_app_url(args) if web else None
             local = start_embedded_gateway(store, args.gateway_port, web_app_url, embedded)
         except ConfigError as exc:
             store.close()
@@ -293,7 +295,7 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
         for name in ("SIGTERM", "SIGHUP"):
             if hasattr(signal, name):
                 signal.signal(getattr(signal, name), stopped)
-    if _web(args):
+    if web:
         if web_port_taken:
             print(f"Port {wanted} was taken by another program, so the app is on another port.")
         print(f"Ask User is at http://{args.host}:{args.port}", flush=True)
@@ -362,11 +364,6 @@ def _web_app_url(args: argparse.Namespace) -> str:
     from app.gateway.addresses import reachable_url, url_for
 
     return reachable_url(args.host, args.port) or url_for(args.host, args.port)
-
-
-def _web(args: argparse.Namespace) -> bool:
-    """Served to a browser: asked for, or no display to open a window on."""
-    return bool(args.web) or not _has_display()
 
 
 DEMO_STOP_SECONDS = 20  # how long a stopped demo waits for its runs to cancel their prompts

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from app.device import LocalStore
-from app.device.paths import STORE_FILE
+from app.device.environment import STORE_FILE
 from app.device.preferences import CARDS, Preferences
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 

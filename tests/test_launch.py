@@ -257,7 +257,7 @@ def test_pairing_the_app_with_its_own_gateway_keeps_that_gateway_across_restarts
     import httpx
 
     from app.device import LocalStore, Settings
-    from app.device.paths import STORE_FILE
+    from app.device.environment import STORE_FILE
     from app.protocol import PairLink, parse_link
     from tests.support import free_port, wait_until
 

@@ -13,7 +13,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from .runtime import (
     Joining,
     JsonEndpoint,
     add_arguments,
-    chat_ids,
     run_command,
     serve_callbacks,
 )
@@ -244,17 +242,18 @@ def build_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    channels = chat_ids(CHANNELS_ENV)
     return run_command(
         "Discord",
         (TOKEN_ENV, PUBLIC_KEY_ENV, CHANNELS_ENV),
         args,
-        f"Discord: answering from {', '.join(channels)}; interactions endpoint "
-        f"http://{args.host}:{args.port}/discord/interactions",
-        lambda joining, data_dir: serve(
-            bot_token=os.environ[TOKEN_ENV],
-            public_key=os.environ[PUBLIC_KEY_ENV],
-            channels=channels,
+        lambda env: (
+            f"Discord: answering from {', '.join(env.listed(CHANNELS_ENV))}; "
+            f"interactions endpoint http://{args.host}:{args.port}/discord/interactions"
+        ),
+        lambda env, joining, data_dir: serve(
+            bot_token=env.own[TOKEN_ENV],
+            public_key=env.own[PUBLIC_KEY_ENV],
+            channels=env.listed(CHANNELS_ENV),
             data_dir=data_dir,
             joining=joining,
             host=args.host,

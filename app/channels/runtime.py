@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from app.device import DeviceCore, LocalStore, PairingError, Settings, app_data_dir
+from app.device import DeviceCore, DeviceEnvironment, LocalStore, PairingError, Settings
 from app.protocol import PairLink, limits, parse_link
 from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 
@@ -202,26 +201,24 @@ def run_command(
     name: str,
     required: tuple[str, ...],
     args: argparse.Namespace,
-    banner: str,
-    serve: Callable[[Joining, Path], Coroutine[Any, Any, None]],
+    banner: Callable[[DeviceEnvironment], str],
+    serve: Callable[[DeviceEnvironment, Joining, Path], Coroutine[Any, Any, None]],
 ) -> int:
-    """The command around a channel: its settings from the environment, said plainly when
-    missing; then serve until interrupted."""
-    if missing := [env for env in required if not os.environ.get(env)]:
+    """The command around a channel: its environment read once (its own variables too), a
+    missing one said plainly; then serve until interrupted."""
+    environment = DeviceEnvironment.read(own=required)
+    if missing := [env for env in required if env not in environment.own]:
         print(f"error: set {', '.join(missing)}", file=sys.stderr)
         return 2
-    joining = Joining(os.environ.get(GATEWAY_URL_ENV), os.environ.get(DEVICE_TOKEN_ENV), args.pair)
+    joining = Joining(environment.gateway_url, environment.device_token, args.pair)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    print(banner, flush=True)
+    print(banner(environment), flush=True)
+    data_dir = args.data_dir or environment.data_dir() / name.lower()
     try:
-        asyncio.run(serve(joining, args.data_dir or app_data_dir() / name.lower()))
+        asyncio.run(serve(environment, joining, data_dir))
     except JoinError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         pass
     return 0
-
-
-def chat_ids(env: str) -> list[str]:
-    return [c.strip() for c in os.environ.get(env, "").split(",") if c.strip()]

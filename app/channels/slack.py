@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -27,7 +26,6 @@ from .runtime import (
     Joining,
     JsonEndpoint,
     add_arguments,
-    chat_ids,
     run_command,
     serve_callbacks,
 )
@@ -193,17 +191,18 @@ def build_parser(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    channels = chat_ids(CHANNELS_ENV)
     return run_command(
         "Slack",
         (TOKEN_ENV, SECRET_ENV, CHANNELS_ENV),
         args,
-        f"Slack: answering from {', '.join(channels)}; request URLs "
-        f"http://{args.host}:{args.port}/slack/interactions and /slack/events",
-        lambda joining, data_dir: serve(
-            bot_token=os.environ[TOKEN_ENV],
-            signing_secret=os.environ[SECRET_ENV],
-            channels=channels,
+        lambda env: (
+            f"Slack: answering from {', '.join(env.listed(CHANNELS_ENV))}; request "
+            f"URLs http://{args.host}:{args.port}/slack/interactions and /slack/events"
+        ),
+        lambda env, joining, data_dir: serve(
+            bot_token=env.own[TOKEN_ENV],
+            signing_secret=env.own[SECRET_ENV],
+            channels=env.listed(CHANNELS_ENV),
             data_dir=data_dir,
             joining=joining,
             host=args.host,

@@ -10,14 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from .adapter import ChannelAdapter
 from .render import Button
-from .runtime import Joining, add_arguments, chat_ids, joined_device, run_command, running
+from .runtime import Joining, add_arguments, joined_device, run_command, running
 
 log = logging.getLogger("ask_user.channels.telegram")
 
@@ -137,15 +136,14 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         print("error: pip install 'ask-user[telegram]'", file=sys.stderr)
         return 2
-    chats = chat_ids(CHATS_ENV)
     return run_command(
         "Telegram",
         (TOKEN_ENV, CHATS_ENV),
         args,
-        f"Telegram: answering from chat(s) {', '.join(chats)}",
-        lambda joining, data_dir: serve(
-            bot_token=os.environ[TOKEN_ENV],
-            chats=chats,
+        lambda env: f"Telegram: answering from chat(s) {', '.join(env.listed(CHATS_ENV))}",
+        lambda env, joining, data_dir: serve(
+            bot_token=env.own[TOKEN_ENV],
+            chats=env.listed(CHATS_ENV),
             data_dir=data_dir,
             joining=joining,
             api_url=args.api_url,

@@ -11,7 +11,7 @@ from .client import (
     NotFound,
     Unauthorized,
 )
-from .paths import app_data_dir
+from .environment import DeviceEnvironment
 from .state import (
     EVERYTHING,
     Change,
@@ -32,6 +32,7 @@ __all__ = [
     "ConnectionState",
     "CursorExpired",
     "DeviceCore",
+    "DeviceEnvironment",
     "DisplayStatus",
     "GatewayClient",
     "GatewayError",
@@ -42,5 +43,4 @@ __all__ = [
     "Settings",
     "TimelineItem",
     "Unauthorized",
-    "app_data_dir",
 ]

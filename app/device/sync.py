@@ -12,7 +12,7 @@ import contextlib
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
@@ -26,7 +26,6 @@ from app.protocol import (
     limits,
 )
 from app.protocol.backoff import Backoff
-from app.protocol.local_gateway import DEVICE_TOKEN_ENV, GATEWAY_URL_ENV
 
 from .client import (
     AlreadyResolved,
@@ -37,6 +36,7 @@ from .client import (
     Unauthorized,
     pair_device,
 )
+from .environment import DeviceEnvironment
 from .state import (
     EVERYTHING,
     Change,
@@ -78,11 +78,11 @@ class Settings:
         store.set_json("settings", self.__dict__)
 
     @classmethod
-    def from_environment(cls, saved: Settings, env: Mapping[str, str]) -> Settings | None:
+    def from_environment(cls, saved: Settings, env: DeviceEnvironment) -> Settings | None:
         """A gateway named by the environment (`ASK_USER_GATEWAY_URL` and
         `ASK_USER_DEVICE_TOKEN`), keeping the saved device name; it wins over what is saved:
         what is set explicitly for this run beats what was remembered. None when unnamed."""
-        url, token = env.get(GATEWAY_URL_ENV), env.get(DEVICE_TOKEN_ENV)
+        url, token = env.gateway_url, env.device_token
         if not (url and token):
             return None
         return cls(gateway_url=url, token=token, device_name=saved.device_name)

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -37,8 +38,9 @@ class AdminError(Exception):
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gateway-url",
-        default=os.environ.get(GATEWAY_URL_ENV),
-        help="the gateway to manage (default: the one running on this machine)",
+        default=None,
+        help=f"the gateway to manage (default: ${GATEWAY_URL_ENV}, else the one running on "
+        "this machine)",
     )
     parser.add_argument(
         "--data-dir",
@@ -84,15 +86,18 @@ def build_agent_token_parser(parser: argparse.ArgumentParser) -> argparse.Argume
     return parser
 
 
-def _connect(args: argparse.Namespace) -> httpx.Client:
-    named = args.data_dir or os.environ.get(DATA_DIR_ENV)
+def _connect(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> httpx.Client:
+    """The admin commands' one read of their environment, in the precedence of every process:
+    a flag, then the variable, then what the gateway on this machine wrote, then the default."""
+    env = os.environ if env is None else env
+    named = args.data_dir or env.get(DATA_DIR_ENV)
     data_dir = Path(named or platform_data_dir()).expanduser()
     local = read_local_info(data_dir)
+    given_url = args.gateway_url or env.get(GATEWAY_URL_ENV)
     # The web app that embeds this machine's gateway, for a browser's pairing link.
-    args.web_app_url = local.get("webAppUrl") if not args.gateway_url else None
-    url = args.gateway_url or local.get("localUrl")
-    url = url or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
-    token = os.environ.get(ADMIN_TOKEN_ENV) or _local_admin_token(data_dir)
+    args.web_app_url = local.get("webAppUrl") if not given_url else None
+    url = given_url or local.get("localUrl") or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
+    token = env.get(ADMIN_TOKEN_ENV) or _local_admin_token(data_dir)
     if not token:
         raise AdminError(
             f"no admin token: set {ADMIN_TOKEN_ENV}, or run this on the gateway's machine "

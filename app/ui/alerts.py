@@ -9,7 +9,6 @@ background, so the dependable way to reach a phone is the gateway's ASK_USER_NOT
 from __future__ import annotations
 
 import logging
-import os
 import zlib
 from collections.abc import Sequence
 
@@ -49,14 +48,10 @@ def notification_id(prompt_id: str) -> int:
     return zlib.crc32(prompt_id.encode()) & 0x7FFFFFFF
 
 
-def is_built_app() -> bool:
-    """`flet build` apps are given a data directory in this variable (FLET-NOTES)."""
-    return bool(os.environ.get("FLET_APP_STORAGE_DATA"))
-
-
-def start_system_alerts(page: ft.Page, screen: Screen) -> AlertPolicy | None:
-    """Notify of arrivals while in the background, where the platform can; None elsewhere."""
-    if not is_built_app():
+def start_system_alerts(page: ft.Page, screen: Screen, built_app: bool) -> AlertPolicy | None:
+    """Notify of arrivals while in the background, where the platform can (a `flet build`
+    app: `DeviceEnvironment.built_app`); None elsewhere."""
+    if not built_app:
         return None
     try:
         from flet_notifications import (  # type: ignore[import-untyped]  # no py.typed

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 import flet as ft
 
-from app.device import DeviceCore, LocalStore, Settings, app_data_dir
-from app.device.paths import STORE_FILE
+from app.device import DeviceCore, DeviceEnvironment, LocalStore, Settings
+from app.device.environment import STORE_FILE
 from app.protocol.strings import Strings
 
 from . import theme
@@ -29,6 +28,7 @@ ASSETS_DIR = next(
 )
 
 _core: DeviceCore | None = None
+_environment = DeviceEnvironment()  # read once, with the core
 _options = AppOptions()
 
 
@@ -40,11 +40,11 @@ def set_launch_options(options: AppOptions) -> None:
 
 def shared_core() -> DeviceCore:
     """The process's device core, started on the running loop the first time it is needed."""
-    global _core
+    global _core, _environment
     if _core is None:
-        data_dir = app_data_dir()
-        _core = DeviceCore(LocalStore(data_dir / STORE_FILE))
-        named = Settings.from_environment(_core.settings, os.environ)
+        _environment = DeviceEnvironment.read()  # a built app starts here, not in launch.py
+        _core = DeviceCore(LocalStore(_environment.data_dir() / STORE_FILE))
+        named = Settings.from_environment(_core.settings, _environment)
         if named is not None and named != _core.settings:
             _core.configure(named)
         _core.start()
@@ -96,7 +96,7 @@ async def main(page: ft.Page) -> None:
     # now and while it runs.
     screen.open_link(page.route)
     page.on_route_change = lambda e: screen.open_link(e.route)
-    start_system_alerts(page, screen)
+    start_system_alerts(page, screen, _environment.built_app)
     ticker = page.run_task(_tick_forever, screen)
 
     def closed(_: object) -> None:

@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 from playwright.async_api import Browser, Page, async_playwright
 
 from app.device import LocalStore
-from app.device.paths import STORE_FILE
+from app.device.environment import STORE_FILE
 from app.device.preferences import CARDS, STEPPER, Preferences
 from app.protocol import PromptRecord
 from tests.browser import CHROMIUM_FLAGS, DEVICES, AppProcess, chromium_path

@@ -197,12 +197,13 @@ def test_a_shared_sticky_folder_is_left_as_it_is(tmp_path):
 def test_a_gateway_named_by_the_environment_wins_and_keeps_the_device_name():
     """One rule for `python -m app` and a built or `flet run` app (#23): explicit for this
     run beats what was saved; without both variables nothing is named."""
-    from app.device import Settings
+    from app.device import DeviceEnvironment, Settings
 
     saved = Settings("http://saved:8765", "saved-token", "Pixel 8")
     env = {"ASK_USER_GATEWAY_URL": "http://named:8765", "ASK_USER_DEVICE_TOKEN": "named-token"}
-    assert Settings.from_environment(saved, env) == Settings(
+    assert Settings.from_environment(saved, DeviceEnvironment.read(env)) == Settings(
         "http://named:8765", "named-token", "Pixel 8"
     )
-    assert Settings.from_environment(saved, {"ASK_USER_GATEWAY_URL": "http://named"}) is None
-    assert Settings.from_environment(Settings(), {}) is None
+    only_url = DeviceEnvironment.read({"ASK_USER_GATEWAY_URL": "http://named"})
+    assert Settings.from_environment(saved, only_url) is None
+    assert Settings.from_environment(Settings(), DeviceEnvironment.read({})) is None

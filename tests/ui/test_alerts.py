@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import flet as ft
 
-from app.ui.alerts import AlertPolicy, is_built_app, notification_id
+from app.device import DeviceEnvironment
+from app.ui.alerts import AlertPolicy, notification_id
 
 from .test_screen import add, record, screen  # noqa: F401  (the screen fixture)
 
@@ -56,8 +59,9 @@ def test_notification_ids_are_stable_and_31_bit():
     assert 0 <= notification_id("pr_" + "Z" * 26) < 2**31
 
 
-def test_only_a_built_app_tries_system_notifications(monkeypatch):
-    monkeypatch.delenv("FLET_APP_STORAGE_DATA", raising=False)
-    assert not is_built_app()
-    monkeypatch.setenv("FLET_APP_STORAGE_DATA", "/data/app")
-    assert is_built_app()
+def test_only_a_built_app_tries_system_notifications():
+    assert not DeviceEnvironment.read({"ASK_USER_APP_DATA": "/d"}).built_app
+    built = DeviceEnvironment.read({"FLET_APP_STORAGE_DATA": "/data/app"})
+    assert built.built_app and built.data_dir() == Path("/data/app")
+    both = DeviceEnvironment.read({"FLET_APP_STORAGE_DATA": "/x", "ASK_USER_APP_DATA": "/d"})
+    assert both.data_dir() == Path("/d")  # named for this run beats the build's folder
