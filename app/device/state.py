@@ -77,7 +77,6 @@ class SharedDraft:
 class TimelineItem:
     record: PromptRecord
     status: DisplayStatus
-    seconds_left: float
     answers: dict[str, list[str]] | None  # what to show in the summary
 
     @property
@@ -97,7 +96,6 @@ class TimelineItem:
 
 def display_status(item: StoredPrompt, device_id: str, clock: ServerClock) -> TimelineItem:
     record = item.record
-    left = clock.seconds_left(record) if record.is_pending else 0.0
     answers = (
         record.answers
         if record.status == "answered"
@@ -123,11 +121,11 @@ def display_status(item: StoredPrompt, device_id: str, clock: ServerClock) -> Ti
         status = DisplayStatus.CANCELLED
     elif item.gone:
         status = DisplayStatus.UNAVAILABLE
-    elif left <= 0:
+    elif clock.seconds_left(record) <= 0:
         status = DisplayStatus.EXPIRED  # read-only at the deadline, before the gateway says so
     else:
         status = DisplayStatus.PENDING
-    return TimelineItem(record, status, left, answers)
+    return TimelineItem(record, status, answers)
 
 
 class Connection(StrEnum):

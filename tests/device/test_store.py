@@ -72,7 +72,7 @@ def test_display_statuses(tmp_path):
         return display_status(store.get(rec.id), me, clock)
 
     pending = status_of(record("p1"))
-    assert pending.status == DisplayStatus.PENDING and pending.seconds_left == 600
+    assert pending.status == DisplayStatus.PENDING and clock.seconds_left(pending.record) == 600
     assert (
         status_of(
             record(

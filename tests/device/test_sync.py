@@ -217,7 +217,7 @@ def test_device_clock_off_by_an_hour_does_not_move_the_deadline(gateway, tmp_pat
             device.start()
             try:
                 await until(lambda d=device: status(d, prompt_id) == DisplayStatus.PENDING)
-                lefts.append(device.item(prompt_id).seconds_left)
+                lefts.append(device.clock.seconds_left(device.item(prompt_id).record))
             finally:
                 await device.stop()
         return prompt_id, lefts

@@ -277,7 +277,7 @@ def test_a_burst_of_changes_is_one_update_and_everything_is_one_reload(screen, m
 
 def test_summary_says_what_was_asked():
     rec = record("pr_a", 1, status="answered", answers={"target": ["Production"]})
-    done = TimelineItem(rec, DisplayStatus.ANSWERED_HERE, 0, {"target": ["Production"]})
+    done = TimelineItem(rec, DisplayStatus.ANSWERED_HERE, {"target": ["Production"]})
     assert summary_lines(done, Strings()) == ["Target: Production — Where should this deploy?"]
     assert shorten("x" * 100).endswith("…") and len(shorten("x" * 100)) == 60
 
