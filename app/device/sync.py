@@ -109,7 +109,7 @@ class DeviceCore:
         self.clock = clock or ServerClock(offset_ms=self._saved_offset_ms)
         self.poll_wait = poll_wait
         self.connection = ConnectionState(Connection.CONNECTING)
-        self._listeners: list[Callable[[Change], None]] = []
+        self._listeners: list[tuple[Callable[[Change], None], object | None]] = []
         self._client: GatewayClient | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._outbox_ready = asyncio.Event()
@@ -121,17 +121,26 @@ class DeviceCore:
         # windows or the person's other devices; and what is still to go to the gateway.
         self._drafts: dict[str, SharedDraft] = {}
         self._draft_serial = 0
-        self._drafts_out: dict[str, dict[str, list[str]]] = {}
+        self._drafts_out: dict[str, dict[str, list[str]]] = {}  # the loop's, newest only
+        # Prompts whose drafts are on their way, with their sender (held: a task nobody
+        # holds may be collected mid-way). The loop's.
+        self._draft_senders: dict[str, asyncio.Task[None]] = {}
 
     # ---- observing ---------------------------------------------------------------------
 
-    def subscribe(self, listener: Callable[[Change], None]) -> Callable[[], None]:
-        """`listener(change)` after each change: the prompts that changed, or EVERYTHING."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+    def subscribe(
+        self, listener: Callable[[Change], None], owner: object | None = None
+    ) -> Callable[[], None]:
+        """`listener(change)` after each change: the prompts that changed, or EVERYTHING.
+        `owner`: the window it belongs to, not told of the drafts it shares itself."""
+        entry = (listener, owner)
+        self._listeners.append(entry)
+        return lambda: self._listeners.remove(entry)
 
-    def _changed(self, change: Change = EVERYTHING) -> None:
-        for listener in list(self._listeners):
+    def _changed(self, change: Change = EVERYTHING, *, not_to: object | None = None) -> None:
+        for listener, owner in list(self._listeners):
+            if not_to is not None and owner is not_to:
+                continue
             try:
                 listener(change)
             except Exception:  # a broken view must not stop the sync loop
@@ -208,12 +217,8 @@ class DeviceCore:
         and the person's other devices shortly after (one request per pause in typing)."""
         self._keep_draft(prompt_id, answers, source, None)
         loop = self._loop
-        if loop is None or self._client is None:
-            return
-        waiting = prompt_id in self._drafts_out
-        self._drafts_out[prompt_id] = answers
-        if not waiting:
-            asyncio.run_coroutine_threadsafe(self._send_draft(prompt_id), loop)
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._queue_draft, prompt_id, answers)
 
     def _keep_draft(
         self,
@@ -224,17 +229,33 @@ class DeviceCore:
     ) -> None:
         self._draft_serial += 1
         self._drafts[prompt_id] = SharedDraft(self._draft_serial, answers, source, device_name)
-        self._changed(frozenset({prompt_id}))
+        # Not to the window it came from: drawn again while the person types, its text field
+        # was sent a value a keystroke behind and lost letters on a loaded machine.
+        self._changed(frozenset({prompt_id}), not_to=source)
 
-    async def _send_draft(self, prompt_id: str) -> None:
-        await asyncio.sleep(DRAFT_DELAY)
-        answers, client = self._drafts_out.pop(prompt_id, None), self._client
-        if answers is None or client is None:
-            return
+    def _queue_draft(self, prompt_id: str, answers: dict[str, list[str]]) -> None:
+        """On the loop: keep the newest; one sender per prompt, so the drafts of a prompt
+        reach the gateway in the order they were made (two requests in flight at once could
+        arrive the other way round, and the older would win)."""
+        self._drafts_out[prompt_id] = answers
+        if prompt_id not in self._draft_senders:
+            sender = asyncio.get_running_loop().create_task(self._send_drafts(prompt_id))
+            self._draft_senders[prompt_id] = sender
+
+    async def _send_drafts(self, prompt_id: str) -> None:
+        """Each pause in the person's changes, the newest draft, one request at a time."""
         try:
-            await client.draft(prompt_id, answers, self.device_id)
-        except (GatewayError, httpx.TransportError) as exc:  # answered meanwhile, or offline
-            log.debug("could not share the draft of %s: %s", prompt_id, exc)
+            while True:
+                await asyncio.sleep(DRAFT_DELAY)
+                answers, client = self._drafts_out.pop(prompt_id, None), self._client
+                if answers is None or client is None:
+                    return
+                try:
+                    await client.draft(prompt_id, answers, self.device_id)
+                except (GatewayError, httpx.TransportError) as exc:  # answered, or offline
+                    log.debug("could not share the draft of %s: %s", prompt_id, exc)
+        finally:
+            self._draft_senders.pop(prompt_id, None)
 
     def _heard_drafts(self, records: list[PromptRecord]) -> frozenset[str]:
         """Drafts of the person's other devices, from a page of events; a prompt that ended

@@ -150,7 +150,7 @@ class Screen:
             options=options,
             web=web,
         )
-        self._unsubscribe = core.subscribe(self._core_changed)
+        self._unsubscribe = core.subscribe(self._core_changed, owner=self)
         self.reload()
 
     @property

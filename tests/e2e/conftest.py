@@ -128,7 +128,7 @@ def shot(page: Page, name: str) -> Path:
     return path
 
 
-def type_into(page: Page, field, text: str, shows: str | None = None) -> None:
+def type_into(page: Page, field, text: str, shows: str | None = None, delay: float = 30) -> None:
     """Type `text` into an empty or filled text field as a person would, until it holds exactly
     that (or `shows`, for a field that rewrites what is typed): under load Flutter drops keys
     pressed right after the focus (FLET-NOTES), and Ctrl+A was lost too, so the field is
@@ -143,7 +143,7 @@ def type_into(page: Page, field, text: str, shows: str | None = None) -> None:
             for _ in range(len(current) + 2):
                 page.keyboard.press("Backspace")
         if field.input_value() == "":
-            field.press_sequentially(text, delay=30)
+            field.press_sequentially(text, delay=delay)
             if field.input_value() == shows:
                 return
     expect(field).to_have_value(shows)  # fails with what it holds instead

@@ -10,9 +10,9 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser import AppProcess
-from tests.support import start_gateway
+from tests.support import start_gateway, wait_until
 
-from .conftest import open_app, shot
+from .conftest import open_app, shot, type_into
 from .test_app import THREE, TIMEOUT, ask, option
 
 pytestmark = pytest.mark.browser
@@ -45,7 +45,10 @@ def test_choices_and_text_on_the_phone_show_on_the_other_device_not_sent(
     option(phone, "SQLite").click()
     option(phone, "Google", "checkbox").click()
     other = phone.get_by_role("textbox", name="Other").nth(1)  # the second question's
-    other.fill("Passkeys")
+    # At a person's pace (a key each 120 ms): on a loaded machine a controlled text field
+    # whose every keystroke goes to the server can be sent back a value a key behind.
+    type_into(phone, other, "Passkeys", delay=120)
+    wait_until(lambda: _drafted(gateway) == ["Google", "Passkeys"], timeout=30)
     # On the other device: the same choices and text, and where they were made.
     mark = desk.get_by_text("Chosen on Pixel · not sent yet")
     expect(mark).to_be_visible(timeout=TIMEOUT)
@@ -74,3 +77,10 @@ def test_choices_and_text_on_the_phone_show_on_the_other_device_not_sent(
             }
         },
     }
+
+
+def _drafted(gateway) -> list[str] | None:
+    """The sign-in question's values in the newest draft the gateway told devices of."""
+    events = gateway.device.get("/v1/events", params={"wait": 0, "after": "0"}).json()["events"]
+    drafts = [e["prompt"]["draft"] for e in events if e["type"] == "prompt.draft"]
+    return drafts[-1]["answers"].get("auth") if drafts else None
