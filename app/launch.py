@@ -113,9 +113,9 @@ def _local_gateway_url(environment: DeviceEnvironment) -> str | None:
     """Where the gateway of this machine's data folder last said it listens."""
     import json
 
-    from app.protocol.local_gateway import LOCAL_INFO_FILE, platform_data_dir
+    from app.protocol.local_gateway import LOCAL_INFO_FILE, gateway_data_dir
 
-    folder = Path(environment.gateway_data or platform_data_dir())
+    folder = gateway_data_dir(environment.gateway_data)
     try:
         url = json.loads((folder / LOCAL_INFO_FILE).read_text()).get("localUrl")
     except (OSError, ValueError, AttributeError):

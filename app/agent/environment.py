@@ -23,7 +23,7 @@ from app.protocol.local_gateway import (
     LOCAL_INFO_FILE,
     SESSION_KEY_ENV,
     TOKENS_FILE,
-    platform_data_dir,
+    gateway_data_dir,
 )
 
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
@@ -51,10 +51,8 @@ class AgentEnvironment:
     def data_dir(self) -> Path | None:
         """Where a gateway on this machine keeps its files (None where that cannot be known:
         an install without the app's dependencies has no platformdirs)."""
-        if self.gateway_data:
-            return Path(self.gateway_data)
         try:
-            return platform_data_dir()
+            return gateway_data_dir(self.gateway_data)
         except ImportError:
             return None
 

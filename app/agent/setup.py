@@ -30,7 +30,7 @@ from app.protocol.local_gateway import (
     AGENT_TOKEN_ENV,
     DATA_DIR_ENV,
     GATEWAY_URL_ENV,
-    platform_data_dir,
+    gateway_data_dir,
 )
 
 from .claude_hook import TOOL
@@ -164,7 +164,7 @@ def _gateway_env(
             raise SetupError("--token goes only into user settings: project files are shared")
         env[AGENT_TOKEN_ENV] = args.token
     if data_dir and not env:
-        folder = environment.data_dir() or platform_data_dir()
+        folder = gateway_data_dir(environment.gateway_data)
         env[DATA_DIR_ENV] = str(folder.expanduser().absolute())
     return env
 

@@ -215,7 +215,7 @@ class DeviceCore:
     def share_draft(self, prompt_id: str, answers: dict[str, list[str]], source: object) -> None:
         """The person chose or typed in one window: the app's other windows show it at once,
         and the person's other devices shortly after (one request per pause in typing)."""
-        self._keep_draft(prompt_id, answers, source, None)
+        self._keep_draft(prompt_id, answers, source)
         loop = self._loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self._queue_draft, prompt_id, answers)
@@ -224,11 +224,10 @@ class DeviceCore:
         self,
         prompt_id: str,
         answers: dict[str, list[str]],
-        source: object | None,
-        device_name: str | None,
+        source: object,
     ) -> None:
         self._draft_serial += 1
-        self._drafts[prompt_id] = SharedDraft(self._draft_serial, answers, source, device_name)
+        self._drafts[prompt_id] = SharedDraft(self._draft_serial, answers, source)
         # Not to the window it came from: drawn again while the person types, its text field
         # was sent a value a keystroke behind and lost letters on a loaded machine.
         self._changed(frozenset({prompt_id}), not_to=source)

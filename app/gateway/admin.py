@@ -22,7 +22,7 @@ from app.protocol.local_gateway import (
     AGENT_TOKEN_ENV,
     DATA_DIR_ENV,
     GATEWAY_URL_ENV,
-    platform_data_dir,
+    gateway_data_dir,
 )
 
 from .config import TOKENS_FILE, read_local_info
@@ -90,8 +90,7 @@ def _connect(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> 
     """The admin commands' one read of their environment, in the precedence of every process:
     a flag, then the variable, then what the gateway on this machine wrote, then the default."""
     env = os.environ if env is None else env
-    named = args.data_dir or env.get(DATA_DIR_ENV)
-    data_dir = Path(named or platform_data_dir()).expanduser()
+    data_dir = gateway_data_dir(args.data_dir or env.get(DATA_DIR_ENV)).expanduser()
     local = read_local_info(data_dir)
     given_url = args.gateway_url or env.get(GATEWAY_URL_ENV)
     # The web app that embeds this machine's gateway, for a browser's pairing link.

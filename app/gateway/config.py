@@ -21,7 +21,7 @@ from app.protocol.local_gateway import (
 from app.protocol.local_gateway import (
     TOKENS_FILE as TOKENS_FILE,
 )
-from app.protocol.local_gateway import platform_data_dir
+from app.protocol.local_gateway import gateway_data_dir
 
 from .core.auth import Tokens as Tokens
 from .settings import DEFAULT_HOST, DEFAULT_PORT, GatewaySettings, env_name
@@ -92,7 +92,7 @@ def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:
 
 def data_dir_of(settings: GatewaySettings) -> Path:
     """The gateway's folder: the one its settings name, else the platform's."""
-    return (settings.data_dir or platform_data_dir()).expanduser()
+    return gateway_data_dir(settings.data_dir).expanduser()
 
 
 def load_tokens(data_dir: Path, named: Mapping[str, tuple[str, ...]] | None = None) -> Tokens:

@@ -16,9 +16,12 @@ TOKENS_FILE = "tokens.json"
 LOCAL_INFO_FILE = "gateway.json"  # {"localUrl": ...}: how commands on this machine find it
 
 
-def platform_data_dir() -> Path:
-    """The platform's user data directory (e.g. ~/.local/share/ask-user on Linux): a gateway's
-    folder unless `ASK_USER_GATEWAY_DATA` (read by each process's settings) names another."""
+def gateway_data_dir(named: str | Path | None = None) -> Path:
+    """A gateway's folder: the one named (`--data-dir`, or `ASK_USER_GATEWAY_DATA` as each
+    process's settings read it), else the platform's user data directory (e.g.
+    ~/.local/share/ask-user on Linux)."""
+    if named:
+        return Path(named)
     import platformdirs
 
     return platformdirs.user_data_path("ask-user", appauthor=False)
