@@ -25,6 +25,7 @@ from typing import Any
 
 from app.protocol.asker import project_session_key
 
+from .caller import watch_caller
 from .client import AskUserError
 from .environment import AgentEnvironment
 
@@ -177,6 +178,7 @@ def run_claude_hook(
     assert isinstance(tool_input, dict)
     session = hook.get("session_id")
     stop = _stop_on_signals()  # Esc in Claude Code, or its hook timeout: cancel the prompt
+    watch_caller(stop)  # Claude Code killed: no signal reaches us, its end of stdout closes
     try:
         result = ask_user(
             questions,

@@ -48,6 +48,7 @@ MCP_TOOL_TIMEOUT_MS = TOOL_TIMEOUT_SECONDS * 1000
 # Claude Code's name for the tool: with it allowed, the call does not stop at "Do you want to
 # proceed?" in the terminal before the phone sees the question.
 ALLOW_RULE = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
+FOREGROUND_ENV = "CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS"
 CLIENTS = ("claude-code", "codex", "claude-desktop", "cursor")
 
 
@@ -137,6 +138,10 @@ def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> d
                 kept.append({**group, "hooks": inner})
         hooks[event] = [*kept, group_of_ours]
     env = dict(settings.get("env") or {})
+    # In the interactive UI Claude Code moves an MCP call still running at 120 s to the
+    # background, and the person's answer later reaches the model as a notification marked
+    # "NOT USER INPUT"; 0 keeps every MCP call in the foreground (a global setting).
+    env[FOREGROUND_ENV] = "0"
     current = env.get("MCP_TOOL_TIMEOUT")
     if not (isinstance(current, str) and current.isdigit() and int(current) >= MCP_TOOL_TIMEOUT_MS):
         env["MCP_TOOL_TIMEOUT"] = str(MCP_TOOL_TIMEOUT_MS)

@@ -276,3 +276,43 @@ def test_the_stop_hook_keeps_claude_going_with_a_late_answer_then_lets_it_stop(g
 def test_the_stop_hook_lets_claude_stop_when_the_gateway_is_down():
     code, out, _ = _finish(_hook(f"http://127.0.0.1:{free_port()}", _stop_input()))
     assert (code, out) == (0, "")
+
+
+@pytest.mark.parametrize("stdout_kind", ["socket", "pipe"])
+def test_the_hook_takes_its_question_back_when_claude_code_is_gone(gateway, stdout_kind):
+    """Claude Code starts hooks in a session of their own, so its `kill -9` sends the hook no
+    signal; the hook's stdout (a socket in Claude Code, a pipe elsewhere) loses its reader,
+    and that is what the hook watches (#51)."""
+    import socket
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+    env.update(ASK_USER_GATEWAY_URL=gateway.url, ASK_USER_AGENT_TOKEN=AGENT_TOKEN)
+    if stdout_kind == "socket":
+        ours, theirs = socket.socketpair()
+        write_end = theirs.fileno()
+    else:
+        read_fd, write_end = os.pipe()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "claude-hook"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # as Claude Code starts it: no signal of ours reaches it
+    )
+    os.close(write_end) if stdout_kind == "pipe" else theirs.close()
+    try:
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(_hook_input(DATABASE)))
+        process.stdin.close()  # as Claude Code does, right after the JSON
+        prompt = next_pending(gateway.url)
+        assert prompt["status"] == "pending"
+        ours.close() if stdout_kind == "socket" else os.close(read_fd)  # the caller dies
+        process.wait(10)
+        record = gateway.device.get(f"/v1/prompts/{prompt['id']}").json()
+        assert record["status"] == "cancelled", record
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

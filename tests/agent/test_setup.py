@@ -57,6 +57,8 @@ def test_user_scope_writes_the_hook_and_the_server_with_absolute_commands(tmp_pa
     assert Path(command[0]).is_absolute() and command[-3:] == ["claude-hook", "--timeout", "600"]
     assert hook["timeout"] == 1260  # above the prompt's own 600 s, moved on by up to 600 s
     assert settings["env"]["MCP_TOOL_TIMEOUT"] == str(MCP_TOOL_TIMEOUT_MS)
+    # The interactive UI keeps the call in the foreground past 120 s (#51)
+    assert settings["env"]["CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS"] == "0"
     assert settings["env"]["ASK_USER_GATEWAY_URL"] == "http://gw.lan:8765"
     assert settings["permissions"]["allow"] == ["mcp__ask-user__ask_user"]  # once, after 2 runs
 
