@@ -4,8 +4,9 @@ it on; nothing else in `app/agent` looks at `os.environ`.
 
 One precedence for the gateway and the token: what the caller gives (`token=` in Python, a
 flag), then the environment, then what a gateway on this machine wrote in its data folder,
-then the default address. The other agents' own variables (where Claude Code, Codex and
-Claude Desktop keep their settings; Claude Code's project folder) are read here too."""
+then the default address. The other agents' own variables (where Claude Code, Codex, Gemini
+CLI, Copilot CLI, opencode and Claude Desktop keep their settings; Claude Code's project
+folder) are read here too."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ class AgentEnvironment:
     claude_config_dir: str | None = None  # CLAUDE_CONFIG_DIR
     claude_project_dir: str | None = None  # CLAUDE_PROJECT_DIR, set for Claude Code's hooks
     codex_home: str | None = None  # CODEX_HOME
+    gemini_cli_home: str | None = None  # GEMINI_CLI_HOME (Gemini CLI's ~/.gemini lives in it)
+    copilot_home: str | None = None  # COPILOT_HOME (Copilot CLI's settings folder)
     appdata: str | None = None  # APPDATA (Windows: Claude Desktop's settings)
     xdg_config_home: str | None = None  # XDG_CONFIG_HOME (Linux: Claude Desktop's settings)
 
@@ -77,6 +80,8 @@ _VARIABLES = {
     "claude_config_dir": "CLAUDE_CONFIG_DIR",
     "claude_project_dir": "CLAUDE_PROJECT_DIR",
     "codex_home": "CODEX_HOME",
+    "gemini_cli_home": "GEMINI_CLI_HOME",
+    "copilot_home": "COPILOT_HOME",
     "appdata": "APPDATA",
     "xdg_config_home": "XDG_CONFIG_HOME",
 }

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 
 from app import __version__
+from app.protocol.asker import client_slug
 
 from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, mcp_tool
 
@@ -85,15 +86,22 @@ def _message(line: bytes) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
-def early_listing(line: bytes) -> tuple[bytes, Any] | None:
+def _client_of(initialize: bytes) -> str | None:
+    """The program that sent this `initialize` (its key, as `client_slug` makes it)."""
+    message = _message(initialize) or {}
+    info = (message.get("params") or {}).get("clientInfo") or {}
+    return client_slug(info.get("name") if isinstance(info, dict) else None)
+
+
+def early_listing(line: bytes, program: str | None = None) -> tuple[bytes, Any] | None:
     """The answer to `line` if it is a `tools/list` request (the first page: the only one),
-    and its id; else None."""
+    and its id; else None. `program`: who asked (the tool's name depends on it)."""
     message = _message(line)
     if message is None or message.get("method") != "tools/list" or "id" not in message:
         return None
     if (message.get("params") or {}).get("cursor") is not None:
         return None
-    answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [mcp_tool()]}}
+    answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"tools": [mcp_tool(program)]}}
     return json.dumps(answer, separators=(",", ":")).encode() + b"\n", message["id"]
 
 
@@ -117,7 +125,7 @@ def answer_early(fd: int = 0) -> tuple[list[bytes], set[Any]]:
         if not line:
             break
         lines.append(line)
-        listing = early_listing(line)
+        listing = early_listing(line, _client_of(first))
         if listing is not None:
             os.write(1, listing[0])
             answered.add(listing[1])

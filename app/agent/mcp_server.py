@@ -36,7 +36,7 @@ from app.protocol.asker import client_slug, project_session_key
 from . import asking, handshake
 from .client import AskUserError, HttpAsker, prompt_body, settings
 from .environment import AgentEnvironment
-from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, TOOL_NAME, mcp_tool
+from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, TOOL_NAMES, mcp_tool
 
 PROGRESS_SECONDS = 10  # the contract asks for at least every 15 s
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -210,10 +210,10 @@ def _canonical(arguments: dict[str, Any]) -> str:
 def build_server(tool: AskUserTool) -> Server:
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[types.Tool.model_validate(mcp_tool())])
+        return types.ListToolsResult(tools=[types.Tool.model_validate(mcp_tool(program_of(ctx)))])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        if params.name != TOOL_NAME:
+        if params.name not in TOOL_NAMES:
             return _text_result({"error": f"unknown tool {params.name!r}"}, is_error=True)
         return await tool.call(ctx, dict(params.arguments or {}))
 

@@ -17,11 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +33,7 @@ from app.protocol.local_gateway import (
 
 from .claude_hook import TOOL
 from .environment import AgentEnvironment
+from .settings_files import ChangedMeanwhile, Files, SetupError, shaped, strings, write
 from .tool import SERVER_NAME, TOOL_NAME
 
 HOOK_COMMAND = "claude-hook"
@@ -49,11 +48,8 @@ MCP_TOOL_TIMEOUT_MS = TOOL_TIMEOUT_SECONDS * 1000
 # proceed?" in the terminal before the phone sees the question.
 ALLOW_RULE = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
 FOREGROUND_ENV = "CLAUDE_CODE_MCP_AUTO_BACKGROUND_MS"
-CLIENTS = ("claude-code", "codex", "claude-desktop", "cursor")
-
-
-class SetupError(Exception):
-    """A settings file we will not overwrite; the message names it and why."""
+GEMINI_TIMEOUT_MS = MCP_TOOL_TIMEOUT_MS  # Gemini cuts every MCP call at 600 s by default
+CLIENTS = ("claude-code", "codex", "gemini", "opencode", "copilot", "claude-desktop", "cursor")
 
 
 def ask_user_command() -> list[str]:
@@ -67,46 +63,9 @@ def ask_user_command() -> list[str]:
     return [sys.executable, "-m", "app"]
 
 
-def _read(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except ValueError as exc:
-        raise SetupError(
-            f"{path} is not valid JSON ({exc}); fix or move it, then run again"
-        ) from None
-    if not isinstance(data, dict):
-        raise SetupError(f"{path} does not hold a JSON object; fix or move it, then run again")
-    return data
-
-
 def _json(data: dict[str, Any]) -> str:
     """As these clients write their files: two spaces, UTF-8 as is, a final new line."""
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, text: str) -> str:
-    """Atomically, keeping the file's mode (~/.claude.json is private), the old file kept as
-    `<file>.bak`; nothing at all when it already holds `text`. Says what it did."""
-    existed = path.exists()
-    if existed and path.read_text(encoding="utf-8") == text:
-        return f"unchanged {path}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if existed else 0o600
-    backup = path.with_name(path.name + ".bak")
-    if existed:
-        shutil.copy2(path, backup)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return f"wrote {path}" + (f" (the old one is {backup.name})" if existed else "")
 
 
 def _is_ours(hook: Any) -> bool:
@@ -119,10 +78,12 @@ def hook_timeout(prompt_timeout: int) -> int:
     return prompt_timeout + limits.MAX_ENGAGED_EXTENSION_SECONDS + MARGIN_SECONDS
 
 
-def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> dict[str, Any]:
+def with_hook(
+    settings: dict[str, Any], command: str, timeout_seconds: int, path: Path = Path("settings")
+) -> dict[str, Any]:
     """`settings` with our PreToolUse hook for AskUserQuestion and our Stop hook (late answers,
     v1.4), earlier ones of ours replaced and everyone else's kept."""
-    hooks = dict(settings.get("hooks") or {})
+    hooks = dict(shaped(settings.get("hooks"), dict, path, "hooks"))
     ours = {
         "PreToolUse": {
             "matcher": TOOL,
@@ -132,12 +93,17 @@ def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> d
     }
     for event, group_of_ours in ours.items():
         kept = []
-        for group in hooks.get(event) or []:
-            inner = [h for h in group.get("hooks", []) if not _is_ours(h)]
+        for group in shaped(hooks.get(event), list, path, f"hooks.{event}"):
+            group = shaped(group, dict, path, f"hooks.{event}[]")
+            inner = [
+                h
+                for h in shaped(group.get("hooks"), list, path, f"hooks.{event}[].hooks")
+                if not _is_ours(h)
+            ]
             if inner:
                 kept.append({**group, "hooks": inner})
         hooks[event] = [*kept, group_of_ours]
-    env = dict(settings.get("env") or {})
+    env = dict(shaped(settings.get("env"), dict, path, "env"))
     # In the interactive UI Claude Code moves an MCP call still running at 120 s to the
     # background, and the person's answer later reaches the model as a notification marked
     # "NOT USER INPUT"; 0 keeps every MCP call in the foreground (a global setting).
@@ -145,15 +111,18 @@ def with_hook(settings: dict[str, Any], command: str, timeout_seconds: int) -> d
     current = env.get("MCP_TOOL_TIMEOUT")
     if not (isinstance(current, str) and current.isdigit() and int(current) >= MCP_TOOL_TIMEOUT_MS):
         env["MCP_TOOL_TIMEOUT"] = str(MCP_TOOL_TIMEOUT_MS)
-    permissions = dict(settings.get("permissions") or {})
-    allow = list(permissions.get("allow") or [])
+    permissions = dict(shaped(settings.get("permissions"), dict, path, "permissions"))
+    allow = strings(permissions.get("allow"), path, "permissions.allow")
     if ALLOW_RULE not in allow:
         permissions["allow"] = [*allow, ALLOW_RULE]
     return {**settings, "hooks": hooks, "env": env, "permissions": permissions}
 
 
-def with_server(config: dict[str, Any], server: dict[str, Any]) -> dict[str, Any]:
-    return {**config, "mcpServers": {**(config.get("mcpServers") or {}), SERVER_NAME: server}}
+def with_server(
+    config: dict[str, Any], server: dict[str, Any], path: Path = Path("settings")
+) -> dict[str, Any]:
+    servers = shaped(config.get("mcpServers"), dict, path, "mcpServers")
+    return {**config, "mcpServers": {**servers, SERVER_NAME: server}}
 
 
 def _gateway_env(
@@ -182,7 +151,7 @@ def _stdio_server(command: list[str], env: dict[str, str]) -> dict[str, Any]:
 
 
 def _claude_code(
-    args: argparse.Namespace, command: list[str], environment: AgentEnvironment
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment, files: Files
 ) -> list[tuple[Path, str]]:
     timeout = limits.clamp_timeout(args.timeout)
     hook = shlex.join(
@@ -201,17 +170,17 @@ def _claude_code(
         servers_path = (
             Path(config_dir) / ".claude.json" if config_dir else Path.home() / ".claude.json"
         )
-    settings = with_hook(_read(settings_path), hook, hook_timeout(timeout))
+    settings = with_hook(files.json(settings_path), hook, hook_timeout(timeout), settings_path)
     if env:
         settings["env"] = {**settings["env"], **env}  # the hook reads them too
     return [
         (settings_path, _json(settings)),
-        (servers_path, _json(with_server(_read(servers_path), server))),
+        (servers_path, _json(with_server(files.json(servers_path), server, servers_path))),
     ]
 
 
 def _codex(
-    args: argparse.Namespace, command: list[str], environment: AgentEnvironment
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment, files: Files
 ) -> list[tuple[Path, str]]:
     try:
         import tomlkit
@@ -221,8 +190,9 @@ def _codex(
     if args.scope == "project":
         raise SetupError("Codex reads MCP servers from ~/.codex/config.toml: use the user scope")
     path = Path(environment.codex_home or Path.home() / ".codex") / "config.toml"
+    text = files.text(path)
     try:
-        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else None
+        doc = tomlkit.parse(text) if text is not None else None
     except TOMLKitError as exc:
         raise SetupError(
             f"{path} is not valid TOML ({exc}); fix or move it, then run again"
@@ -232,6 +202,7 @@ def _codex(
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         doc["mcp_servers"] = servers
+    shaped(servers, dict, path, "mcp_servers")  # a tomlkit table is a dict
     server = tomlkit.table()
     for key, value in _stdio_server(command, {}).items():
         server[key] = value
@@ -244,6 +215,60 @@ def _codex(
     server.add(tomlkit.nl())  # a blank line before whatever table follows
     servers[SERVER_NAME] = server
     return [(path, tomlkit.dumps(doc))]
+
+
+def _user_scope_only(args: argparse.Namespace, program: str) -> None:
+    if args.scope == "project":
+        raise SetupError(f"setup {program} writes the user's settings: use the user scope")
+
+
+def _gemini(
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment, files: Files
+) -> list[tuple[Path, str]]:
+    """`~/.gemini/settings.json`: the server, trusted (no confirmation before the phone sees
+    the question) and with a timeout above the longest prompt (Gemini's own cuts at 600 s,
+    progress or not)."""
+    _user_scope_only(args, "gemini")
+    home = Path(environment.gemini_cli_home) if environment.gemini_cli_home else Path.home()
+    path = home / ".gemini" / "settings.json"
+    server = {
+        **_stdio_server(command, _gateway_env(args, environment, data_dir=True)),
+        "timeout": GEMINI_TIMEOUT_MS,
+        "trust": True,
+    }
+    return [(path, _json(with_server(files.json(path), server, path)))]
+
+
+def _opencode(
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment, files: Files
+) -> list[tuple[Path, str]]:
+    """`~/.config/opencode/opencode.json`: a local MCP server (opencode resets its wait on
+    progress, so no timeout is needed)."""
+    _user_scope_only(args, "opencode")
+    base = Path(environment.xdg_config_home or Path.home() / ".config")
+    path = base / "opencode" / "opencode.json"
+    config = files.json(path)
+    servers = shaped(config.get("mcp"), dict, path, "mcp")
+    server: dict[str, Any] = {"type": "local", "command": [*command, "mcp"], "enabled": True}
+    if env := _gateway_env(args, environment, data_dir=True):
+        server["environment"] = env
+    config = {"$schema": "https://opencode.ai/config.json", **config}
+    return [(path, _json({**config, "mcp": {**servers, SERVER_NAME: server}}))]
+
+
+def _copilot(
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment, files: Files
+) -> list[tuple[Path, str]]:
+    """`~/.copilot/mcp-config.json` (`$COPILOT_HOME`), as `copilot mcp add` writes it."""
+    _user_scope_only(args, "copilot")
+    home = Path(environment.copilot_home or Path.home() / ".copilot")
+    path = home / "mcp-config.json"
+    server = {
+        "type": "local",
+        **_stdio_server(command, _gateway_env(args, environment, data_dir=True)),
+        "tools": ["*"],
+    }
+    return [(path, _json(with_server(files.json(path), server, path)))]
 
 
 def desktop_config_path(
@@ -262,7 +287,7 @@ def desktop_config_path(
 
 
 def _desktop(
-    args: argparse.Namespace, command: list[str], environment: AgentEnvironment
+    args: argparse.Namespace, command: list[str], environment: AgentEnvironment, files: Files
 ) -> list[tuple[Path, str]]:
     project = None
     if args.scope == "project":
@@ -273,17 +298,25 @@ def _desktop(
     env = _gateway_env(
         args, environment, data_dir=project is None
     )  # a project's file is shared: no paths
-    return [(path, _json(with_server(_read(path), _stdio_server(command, env))))]
+    return [(path, _json(with_server(files.json(path), _stdio_server(command, env), path)))]
 
 
-def plan(args: argparse.Namespace) -> list[tuple[Path, str]]:
-    """Each file with the whole text it will hold."""
+PROGRAMS = {
+    "claude-code": _claude_code,
+    "codex": _codex,
+    "gemini": _gemini,
+    "opencode": _opencode,
+    "copilot": _copilot,
+    "claude-desktop": _desktop,
+    "cursor": _desktop,
+}
+ATTEMPTS = 5  # a file another program rewrites while we plan: read it again, this many times
+
+
+def plan(args: argparse.Namespace, files: Files | None = None) -> list[tuple[Path, str]]:
+    """Each file with the whole text it will hold (`files` remembers what each held)."""
     command, environment = ask_user_command(), AgentEnvironment.read()
-    if args.agent == "claude-code":
-        return _claude_code(args, command, environment)
-    if args.agent == "codex":
-        return _codex(args, command, environment)
-    return _desktop(args, command, environment)
+    return PROGRAMS[args.agent](args, command, environment, files or Files())
 
 
 def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -305,22 +338,39 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 NEXT_STEP = {
     "claude-code": "Claude Code now asks on your phone: restart it (or /hooks) to load the hook.",
     "codex": "Codex now asks on your phone: start a new session.",
+    "gemini": "Gemini CLI now asks on your phone: start a new session (/mcp lists the server).",
+    "opencode": "opencode now asks on your phone: start a new session.",
+    "copilot": "Copilot CLI now asks on your phone: start a new session (/mcp lists it).",
     "claude-desktop": "Claude Desktop now asks on your phone: quit and open it again.",
     "cursor": "Cursor now asks on your phone: reload its MCP servers (Settings → MCP).",
 }
 
 
+def _apply(args: argparse.Namespace) -> list[str]:
+    """Plan and write every file, planning again when one changed meanwhile; what was done."""
+    for _ in range(ATTEMPTS):
+        files = Files()
+        planned = plan(args, files)
+        if args.print:
+            return [f"# {path}\n{text}" for path, text in planned]
+        said: list[str] = []
+        try:
+            for path, text in planned:
+                said.append(write(path, text, files.seen.get(path), secret=bool(args.token)))
+        except ChangedMeanwhile as changed:
+            print(f"{changed} changed while setup ran: reading it again", file=sys.stderr)
+            continue
+        return said
+    raise SetupError(f"the files kept changing while setup ran ({ATTEMPTS} tries); run it again")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        files = plan(args)
+        for line in _apply(args):
+            print(line)
     except SetupError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    for path, text in files:
-        if args.print:
-            print(f"# {path}\n{text}")
-        else:
-            print(_write(path, text))
     if not args.print:
         print(
             f"{NEXT_STEP[args.agent]} The agent token comes from ${AGENT_TOKEN_ENV}, or from "

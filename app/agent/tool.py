@@ -123,13 +123,28 @@ def anthropic_tool() -> dict[str, Any]:
     return {"name": TOOL_NAME, "description": DESCRIPTION, "input_schema": input_schema()}
 
 
-def mcp_tool() -> dict[str, Any]:
-    """The MCP `tools/list` entry."""
+# Gemini CLI's headless mode (`gemini -p`) removes its own `ask_user` tool and, matching by
+# the unqualified name, any MCP tool called `ask_user` too: to Gemini the tool has a name of
+# its own (#51).
+GEMINI_TOOL_NAME = "ask_the_user"
+TOOL_NAMES = (TOOL_NAME, GEMINI_TOOL_NAME)  # what a call may name
+
+
+def tool_name_for(program: str | None) -> str:
+    """The tool's name as offered to a program (its key, from `client_slug`)."""
+    return GEMINI_TOOL_NAME if program == "gemini" else TOOL_NAME
+
+
+def mcp_tool(program: str | None = None) -> dict[str, Any]:
+    """The MCP `tools/list` entry. Read-only: asking changes nothing in the agent's world, so
+    clients that ask "Do you want to use this tool?" first (Copilot CLI, `codex exec`) let
+    the question reach the phone without a stop in the terminal."""
     return {
-        "name": TOOL_NAME,
+        "name": tool_name_for(program),
         "title": "Ask the user",
         "description": DESCRIPTION,
         "inputSchema": input_schema(),
+        "annotations": {"readOnlyHint": True, "openWorldHint": False},
     }
 
 

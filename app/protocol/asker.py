@@ -18,13 +18,22 @@ from pathlib import PurePath
 from . import limits
 
 # MCP clients' own names (their `clientInfo.name` at initialize) → the program's key.
-_CLIENT_KEYS = {"codex-mcp-client": "codex", "claude-ai": "claude-desktop"}
+_CLIENT_KEYS = {
+    "codex-mcp-client": "codex",
+    "claude-ai": "claude-desktop",
+    "gemini-cli-mcp-client": "gemini",
+    "copilot-cli": "copilot",
+    "github-copilot-cli": "copilot",
+}
 # The programs `setup` knows, as people call them; any other shows as its own key.
 PROGRAM_NAMES = {
     "claude-code": "Claude Code",
     "codex": "Codex",
     "claude-desktop": "Claude Desktop",
     "cursor": "Cursor",
+    "gemini": "Gemini CLI",
+    "opencode": "opencode",
+    "copilot": "Copilot",
     "mcp": "An MCP client",
 }
 SEPARATOR = " · "

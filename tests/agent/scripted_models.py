@@ -9,6 +9,7 @@ loads the tool with ToolSearch first, as a model does.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -26,6 +27,21 @@ QUESTIONS = {
     ],
     "timeoutSeconds": 300,
 }
+# Claude Code's own question tool, as a model calls it (label and description required).
+CLAUDE_QUESTIONS = {
+    "questions": [
+        {
+            "question": "Which theme should the app use?",
+            "header": "Theme",
+            "multiSelect": False,
+            "options": [
+                {"label": "Dark", "description": "Easy on the eyes at night"},
+                {"label": "Light", "description": "Readable in the sun"},
+            ],
+        }
+    ]
+}
+BUILTIN_TOOL = "AskUserQuestion"
 TOOL_SUFFIX = "ask_user"
 ASK_ID, SEARCH_ID = "toolu_ask_1", "toolu_search_1"
 _DEFERRED = re.compile(r"mcp__[\w-]+?__ask_user\b")
@@ -45,6 +61,14 @@ def _tools(tools: list[dict[str, Any]] | None, namespace: str | None = None) -> 
         elif name := tool.get("name") or (tool.get("function") or {}).get("name"):
             found.append((namespace, name))
     return found
+
+
+_IDS = itertools.count(1)
+
+
+def message_id(prefix: str = "msg_scripted") -> str:
+    """Every reply its own id: Claude Code merges messages that share one."""
+    return f"{prefix}_{next(_IDS)}"
 
 
 def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -71,12 +95,20 @@ def _anthropic_results(messages: list[dict[str, Any]]) -> dict[str, str]:
     return results
 
 
-def anthropic_reply(request: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
-    """The content blocks of the scripted answer, and its stop reason."""
+def anthropic_reply(
+    request: dict[str, Any], builtin: bool = False
+) -> tuple[list[dict[str, Any]], str]:
+    """The content blocks of the scripted answer, and its stop reason. `builtin`: ask with
+    Claude Code's own AskUserQuestion instead of our MCP tool."""
     tool = _tool_name(request.get("tools"))
     results = _anthropic_results(request.get("messages") or [])
     if ASK_ID in results:
         return [{"type": "text", "text": f"ANSWERED: {results[ASK_ID]}"}], "end_turn"
+    if builtin:
+        if not _tool_name_is(request, BUILTIN_TOOL) or results:
+            return [{"type": "text", "text": "ok"}], "end_turn"
+        return [{"type": "tool_use", "id": ASK_ID, "name": BUILTIN_TOOL,
+                 "input": CLAUDE_QUESTIONS}], "tool_use"  # fmt: skip
     if tool is None:
         deferred = _DEFERRED.search(json.dumps(request.get("messages") or []))
         if deferred and not results and _tool_name_is(request, "ToolSearch"):
@@ -94,11 +126,11 @@ def _tool_name_is(request: dict[str, Any], name: str) -> bool:
     return any(tool.get("name") == name for tool in request.get("tools") or [])
 
 
-def anthropic_stream(request: dict[str, Any]) -> bytes:
-    blocks, stop = anthropic_reply(request)
+def anthropic_stream(request: dict[str, Any], builtin: bool = False) -> bytes:
+    blocks, stop = anthropic_reply(request, builtin)
     usage = {"input_tokens": 10, "output_tokens": 10}
     message = {
-        "id": "msg_scripted",
+        "id": message_id(),
         "type": "message",
         "role": "assistant",
         "model": request.get("model", "scripted"),
@@ -156,7 +188,7 @@ def responses_stream(request: dict[str, Any]) -> bytes:
         text = f"ANSWERED: {result}"
         item: dict[str, Any] = {
             "type": "message",
-            "id": "msg_scripted",
+            "id": message_id(),
             "role": "assistant",
             "content": [{"type": "output_text", "text": text, "annotations": []}],
         }
@@ -173,7 +205,7 @@ def responses_stream(request: dict[str, Any]) -> bytes:
     else:
         item = {
             "type": "message",
-            "id": "msg_scripted",
+            "id": message_id(),
             "role": "assistant",
             "content": [{"type": "output_text", "text": "ok", "annotations": []}],
         }
@@ -184,16 +216,17 @@ def responses_stream(request: dict[str, Any]) -> bytes:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": 20,
     }
+    response_id = message_id("resp_scripted")
     return _sse(
         [
             ("response.created", {"type": "response.created",
-                                  "response": {"id": "resp_scripted"}}),
+                                  "response": {"id": response_id}}),
             ("response.output_item.added", {"type": "response.output_item.added",
                                             "output_index": 0, "item": item}),
             ("response.output_item.done", {"type": "response.output_item.done",
                                            "output_index": 0, "item": item}),
             ("response.completed", {"type": "response.completed",
-                                    "response": {"id": "resp_scripted", "usage": usage}}),
+                                    "response": {"id": response_id, "usage": usage}}),
         ]
     )  # fmt: skip
 
@@ -202,9 +235,10 @@ def responses_stream(request: dict[str, Any]) -> bytes:
 
 
 class ScriptedModels:
-    """Both APIs on one port; `requests` keeps (path, body) of every call, for the test."""
+    """Both APIs on one port; `requests` keeps (path, body) of every call, for the test.
+    `builtin`: Claude's script asks with AskUserQuestion rather than our MCP tool."""
 
-    def __init__(self) -> None:
+    def __init__(self, builtin: bool = False) -> None:
         requests: list[tuple[str, dict[str, Any]]] = []
         self.requests = requests
 
@@ -220,11 +254,11 @@ class ScriptedModels:
                     self._json({"input_tokens": 10})
                 elif path.endswith("/messages"):
                     if body.get("stream"):
-                        self._stream(anthropic_stream(body))
+                        self._stream(anthropic_stream(body, builtin))
                     else:
-                        blocks, stop = anthropic_reply(body)
+                        blocks, stop = anthropic_reply(body, builtin)
                         self._json({
-                            "id": "msg_scripted", "type": "message", "role": "assistant",
+                            "id": message_id(), "type": "message", "role": "assistant",
                             "model": body.get("model", "scripted"), "content": blocks,
                             "stop_reason": stop, "stop_sequence": None,
                             "usage": {"input_tokens": 10, "output_tokens": 10},

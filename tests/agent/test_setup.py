@@ -21,7 +21,9 @@ def _setup(
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("ASK_USER_", "CLAUDE_", "CODEX_", "XDG_", "APPDATA"))
+        if not k.startswith(
+            ("ASK_USER_", "CLAUDE_", "CODEX_", "XDG_", "APPDATA", "GEMINI_", "COPILOT_")
+        )
     }
     env["HOME"] = str(home)
     return subprocess.run(
@@ -240,3 +242,164 @@ def test_the_apps_hint_for_agents_runs_as_printed(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "mcpServers" in done.stdout and "claude-hook" in done.stdout
+
+
+# ---- Gemini CLI, opencode, Copilot CLI (#51) --------------------------------------------------
+
+
+def _server_of(client: str, home: Path) -> dict:
+    where = {
+        "gemini": (home / ".gemini" / "settings.json", "mcpServers"),
+        "opencode": (home / ".config" / "opencode" / "opencode.json", "mcp"),
+        "copilot": (home / ".copilot" / "mcp-config.json", "mcpServers"),
+    }
+    path, key = where[client]
+    return json.loads(path.read_text())[key]
+
+
+@pytest.mark.parametrize("client", ["gemini", "opencode", "copilot"])
+def test_each_terminal_agent_gets_its_own_file_in_its_own_shape(tmp_path, client):
+    for _ in range(2):  # idempotent
+        done = _setup(tmp_path, "--gateway-url", "http://gw.lan:8765", client=client)
+        assert done.returncode == 0, done.stderr
+    servers = _server_of(client, tmp_path)
+    server = servers["ask-user"]
+    if client == "opencode":
+        assert server["type"] == "local" and server["enabled"] is True
+        assert Path(server["command"][0]).is_absolute() and server["command"][-1] == "mcp"
+        assert server["environment"] == {"ASK_USER_GATEWAY_URL": "http://gw.lan:8765"}
+    else:
+        assert Path(server["command"]).is_absolute() and server["args"][-1] == "mcp"
+        assert server["env"] == {"ASK_USER_GATEWAY_URL": "http://gw.lan:8765"}
+    if client == "gemini":  # Gemini cuts every call at 600 s unless told otherwise
+        assert server["timeout"] == MCP_TOOL_TIMEOUT_MS and server["trust"] is True
+    if client == "copilot":
+        assert server["type"] == "local" and server["tools"] == ["*"]
+    assert "unchanged" in done.stdout
+
+
+def test_an_existing_gemini_file_keeps_its_own_content(tmp_path):
+    path = tmp_path / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    mine = {"security": {"auth": {"selectedType": "gemini-api-key"}},
+            "mcpServers": {"other": {"command": "x"}}}  # fmt: skip
+    path.write_text(json.dumps(mine))
+    assert _setup(tmp_path, client="gemini").returncode == 0
+    written = json.loads(path.read_text())
+    assert written["security"] == mine["security"]
+    assert written["mcpServers"]["other"] == {"command": "x"}
+    server = written["mcpServers"]["ask-user"]
+    assert "ASK_USER_GATEWAY_DATA" in server["env"]  # no URL given: this machine's gateway
+
+
+# ---- the user's own files (#52) ----------------------------------------------------------------
+
+
+def test_a_token_makes_the_files_and_their_backups_private(tmp_path):
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{}")
+    servers = tmp_path / ".claude.json"
+    servers.write_text("{}")
+    for path in (settings, servers):
+        path.chmod(0o644)
+    assert _setup(tmp_path, "--token", "a-secret-agent-token").returncode == 0
+    for path in (settings, servers, *(p.with_name(p.name + ".bak") for p in (settings, servers))):
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    assert "a-secret-agent-token" in settings.read_text()
+
+
+def test_a_symlinked_file_is_written_through_and_stays_a_link(tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude.json"
+    target.write_text(json.dumps({"mine": 1}))
+    link = tmp_path / ".claude.json"
+    link.symlink_to(target)
+    assert _setup(tmp_path).returncode == 0
+    assert link.is_symlink()
+    data = json.loads(target.read_text())
+    assert data["mine"] == 1 and "ask-user" in data["mcpServers"]
+
+
+def test_the_backup_keeps_the_original_and_is_never_followed(tmp_path):
+    servers = tmp_path / ".claude.json"
+    servers.write_text(json.dumps({"original": True}))
+    assert _setup(tmp_path, "--timeout", "600").returncode == 0
+    assert _setup(tmp_path, "--timeout", "700").returncode == 0  # a second change
+    backup = tmp_path / ".claude.json.bak"
+    assert json.loads(backup.read_text()) == {"original": True}  # the pre-setup original
+
+    settings = tmp_path / ".claude" / "settings.json"
+    precious = tmp_path / "precious.txt"
+    precious.write_text("do not overwrite")
+    settings.with_name("settings.json.bak").unlink()
+    settings.with_name("settings.json.bak").symlink_to(precious)
+    assert _setup(tmp_path, "--timeout", "800").returncode == 0
+    assert precious.read_text() == "do not overwrite"
+
+
+def test_a_read_only_file_is_refused_and_left_alone(tmp_path):
+    servers = tmp_path / ".claude.json"
+    servers.write_text("{}")
+    servers.chmod(0o444)
+    done = _setup(tmp_path)
+    assert done.returncode == 1 and "read-only" in done.stderr and ".claude.json" in done.stderr
+    assert servers.read_text() == "{}"
+
+
+@pytest.mark.parametrize(
+    ("client", "relative", "content", "key"),
+    [
+        ("claude-code", ".claude/settings.json", {"hooks": "abc"}, "hooks"),
+        ("claude-code", ".claude/settings.json", {"env": "ab"}, "env"),
+        ("claude-code", ".claude/settings.json", {"permissions": {"allow": "Bash"}},
+         "permissions.allow"),
+        ("claude-code", ".claude/settings.json", {"hooks": {"Stop": {"x": 1}}}, "hooks.Stop"),
+        ("claude-code", ".claude.json", {"mcpServers": "oops"}, "mcpServers"),
+        ("codex", ".codex/config.toml", 'mcp_servers = "x"\n', "mcp_servers"),
+        ("opencode", ".config/opencode/opencode.json", {"mcp": []}, "mcp"),
+    ],
+)  # fmt: skip
+def test_a_wrongly_shaped_file_is_refused_naming_the_file_and_key(
+    tmp_path, client, relative, content, key
+):
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = content if isinstance(content, str) else json.dumps(content)
+    path.write_text(text)
+    done = _setup(tmp_path, client=client)
+    assert done.returncode == 1, done.stdout
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert str(path) in line and f'"{key}"' in line, line
+    assert path.read_text() == text
+
+
+def test_a_file_rewritten_while_setup_runs_keeps_the_other_writers_change(tmp_path, monkeypatch):
+    """Claude Code rewrites ~/.claude.json often: a change between setup's read and its write
+    is read again, not undone."""
+    import argparse
+
+    from app.agent import settings_files, setup
+
+    servers = tmp_path / ".claude.json"
+    servers.write_text(json.dumps({"numStartups": 1}))
+    real_write = settings_files.write
+    raced = []
+
+    def racing_write(path, text, before, **kw):
+        if path == servers and not raced:
+            raced.append(path)
+            servers.write_text(json.dumps({"numStartups": 2}))  # Claude Code, meanwhile
+        return real_write(path, text, before, **kw)
+
+    for name in ("CLAUDE_CONFIG_DIR", "ASK_USER_GATEWAY_URL", "ASK_USER_AGENT_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(setup, "write", racing_write)
+    args = argparse.Namespace(agent="claude-code", scope="user", project_dir=".", print=False,
+                              timeout=None, gateway_url=None, token=None)  # fmt: skip
+    said = setup._apply(args)
+    data = json.loads(servers.read_text())
+    assert raced and data["numStartups"] == 2 and "ask-user" in data["mcpServers"], said

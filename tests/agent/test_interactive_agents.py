@@ -1,0 +1,127 @@
+"""The agents' interactive terminal UIs, as people run them (#51): the real Claude Code in tmux,
+configured only by `ask-user setup claude-code` in a temporary HOME, a scripted model on
+127.0.0.1, the person answering from the device API."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agent.scripted_models import ASK_ID, ScriptedModels
+from tests.agent.terminal import Terminal
+from tests.agent.test_real_agents import _home, _prompts, claude
+from tests.support import device_post, wait_until
+
+# Claude Code moves an MCP call still running at this age to the background (interactive UI).
+AUTO_BACKGROUND_SECONDS = 120
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    folder = tmp_path / "shop-api"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def terminals() -> Iterator[list[Terminal]]:
+    started: list[Terminal] = []
+    yield started
+    for terminal in started:
+        terminal.close()
+
+
+def _claude_tui(
+    tmp_path: Path, gateway, models: ScriptedModels, project: Path, terminals: list[Terminal]
+) -> Terminal:
+    """Claude Code's TUI, past its first-run questions (trust the folder, use the API key) as
+    a person answers them."""
+    env = _home(tmp_path, gateway, "claude-code")
+    state = Path(env["HOME"]) / ".claude.json"  # Claude Code's own state: onboarding done
+    state.write_text(json.dumps({**json.loads(state.read_text()), "hasCompletedOnboarding": True}))
+    env.update(
+        ANTHROPIC_BASE_URL=models.url,
+        ANTHROPIC_API_KEY="sk-ant-scripted",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        DISABLE_AUTOUPDATER="1",
+        TERM="xterm-256color",
+    )
+    terminal = Terminal([str(claude())], env, project)
+    terminals.append(terminal)
+    terminal.choose("Yes, I trust this folder")
+    terminal.wait_for(lambda s: "use this API key" in s)
+    terminal.choose("Yes")
+    terminal.wait_for(lambda s: "shift+tab" in s)
+    return terminal
+
+
+def _ask(terminal: Terminal, gateway) -> dict:
+    """Type the request as a person does, and see it reach the phone. A request sent before
+    Claude Code has its MCP servers connected gets a plain reply ("ok"): ask again."""
+    request = "Ask me which theme to use"
+    for attempt in range(1, 4):
+        terminal.type(request)
+        terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
+        terminal.keys("Enter")
+        replied = terminal.wait_for(
+            lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
+        )
+        if _prompts(gateway) or "● ok" not in replied:
+            break
+    [prompt] = wait_until(lambda: _prompts(gateway), 30, 0.2)
+    return prompt
+
+
+@pytest.mark.timeout(420)
+def test_claude_code_tui_answered_after_150_s_gives_the_model_the_answer_as_the_tool_result(
+    gateway, project, tmp_path, terminals
+):
+    """Past 120 s Claude Code's TUI moves a running MCP call to the background and later hands
+    the model the answer as a notification marked NOT USER INPUT; `setup` keeps it an answer."""
+    models = ScriptedModels()
+    try:
+        terminal = _claude_tui(tmp_path, gateway, models, project, terminals)
+        prompt = _ask(terminal, gateway)
+        asked = time.monotonic()
+        # The person takes their time: 30 s past the moment Claude Code would give up waiting.
+        wait_until(lambda: time.monotonic() - asked > AUTO_BACKGROUND_SECONDS + 30, 200, 1)
+        assert "waiting for you on your phone" in terminal.screen()
+        device_post(gateway.url, prompt["id"], "answer", {"answers": {"color": ["Light"]}})
+        screen = terminal.wait_for(lambda s: "ANSWERED:" in s)
+        assert '"color":["Light"]' in screen.replace(" ", "")
+        bodies = json.dumps([body for _, body in models.requests])
+        assert "NOT USER INPUT" not in bodies
+        results = [
+            block
+            for _, body in models.requests
+            for message in body.get("messages") or []
+            if isinstance(message.get("content"), list)
+            for block in message["content"]
+            if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
+        ]
+        assert results and "Light" in json.dumps(results[-1]), results
+    finally:
+        models.close()
+
+
+@pytest.mark.timeout(300)
+def test_claude_code_killed_while_its_own_question_waits_takes_it_off_the_phone(
+    gateway, project, tmp_path, terminals
+):
+    """AskUserQuestion goes to the phone through the hook; `kill -9` of Claude Code reaches
+    no hook (they run in a session of their own), yet the question leaves the phone."""
+    models = ScriptedModels(builtin=True)
+    try:
+        terminal = _claude_tui(tmp_path, gateway, models, project, terminals)
+        prompt = _ask(terminal, gateway)
+        assert prompt["questions"][0]["question"] == "Which theme should the app use?"
+        terminal.kill()
+        wait_until(lambda: not terminal.alive(), 10, 0.1)
+        cancelled = wait_until(lambda: _prompts(gateway, "cancelled"), 15, 0.1)
+        assert [p["id"] for p in cancelled] == [prompt["id"]]
+    finally:
+        models.close()
