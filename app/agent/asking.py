@@ -49,9 +49,11 @@ class Asker(Protocol):
         """Best effort, never raises: the run stopped, so its question goes too."""
         ...
 
-    async def late_answers(self, session_key: str) -> list[dict[str, Any]]:
-        """The session's late answers no agent has picked up (v1.4), each acknowledged once
-        it is in hand; best effort: [] when the gateway cannot be asked."""
+    async def late_answers(
+        self, session_key: str, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The late answers meant for this agent or its project (v1.4), each claimed and
+        confirmed (v1.5); best effort: [] when the gateway cannot be asked."""
         ...
 
 
@@ -174,13 +176,14 @@ async def ask(
     if result is None:  # aborted by the caller
         await asker.cancel(record["id"])
         return {"status": "no_answer", "reason": "cancelled"}
-    return await with_late_answers(asker, body["sessionKey"], result)
+    return await with_late_answers(asker, body["sessionKey"], result, body.get("agentId"))
 
 
 async def with_late_answers(
-    asker: Asker, session_key: str, result: dict[str, Any]
+    asker: Asker, session_key: str, result: dict[str, Any], agent_id: str | None = None
 ) -> dict[str, Any]:
     """The tool result, carrying `lateAnswers` when the person answered earlier questions of
-    this session after their deadline (v1.4): the agent hears of them without asking."""
-    late = await asker.late_answers(session_key)
+    this agent (or its project) after their deadline (v1.4): it hears of them without
+    asking."""
+    late = await asker.late_answers(session_key, agent_id)
     return {**result, "lateAnswers": late} if late else result

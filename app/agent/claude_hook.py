@@ -39,6 +39,7 @@ DECLINED = (
 )
 ANSWERED = "The user answered on their phone (Ask User)."
 GATEWAY_DOWN_SECONDS = 3  # an unreachable gateway: Claude Code asks itself after this
+STOP_RETRY_SECONDS = 1.5  # the Stop hook's claim and each confirmation: a stop never waits long
 
 
 class CannotCarry(Exception):
@@ -127,15 +128,21 @@ def stop_decision(late: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def run_stop_hook(hook: dict[str, Any], gateway_url: str | None, token: str | None) -> int:
-    """Claude is about to stop: a late answer of this project, if any, keeps it going."""
+    """Claude is about to stop: a late answer of this project, if any, keeps it going. Each
+    late answer blocks one stop at most (it is claimed and confirmed before it is told); a
+    stop already continued by a stop hook (`stop_hook_active`) goes through, so Claude Code
+    can never loop here."""
     from .client import late_answers
 
+    if hook.get("stop_hook_active") is True:
+        return 0
     try:
         late = late_answers(
             session_key(hook),
             gateway_url=gateway_url,
             token=token,
             connect_seconds=GATEWAY_DOWN_SECONDS,
+            retry_seconds=STOP_RETRY_SECONDS,
         )
     except AskUserError as exc:  # no gateway configured here: nothing to deliver
         _note(f"{exc}; no late answers looked for")
@@ -157,9 +164,10 @@ def run_claude_hook(
     gateway_url: str | None = None,
     token: str | None = None,
 ) -> int:
-    from .cli import _stop_on_signals
+    from .cli import _stop_on_signals, _warnings_to_stderr
     from .client import ask_user
 
+    _warnings_to_stderr()  # Claude Code shows a hook's stderr in its transcript view
     try:
         hook = json.loads(sys.stdin.read() or "null")
     except ValueError as exc:

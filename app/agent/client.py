@@ -39,6 +39,8 @@ CANCEL_SECONDS = 5.0  # how long a stopped run keeps trying to cancel its prompt
 CANCEL_RETRY_SECONDS = 0.2
 
 CREATE_RETRY_SECONDS = 15
+LATE_RETRY_SECONDS = 20  # collecting late answers rides out a gateway's restart
+MIN_REQUEST_SECONDS = 0.5
 
 
 class AskUserError(Exception):
@@ -156,8 +158,10 @@ class HttpAsker:
         config: AgentSettings,
         create_retry_seconds: float = CREATE_RETRY_SECONDS,
         connect_seconds: float = 10.0,
+        late_retry_seconds: float = LATE_RETRY_SECONDS,
     ) -> None:
         self.create_retry_seconds = create_retry_seconds  # how long to retry an unreachable one
+        self.late_retry_seconds = late_retry_seconds
         self.http = httpx.AsyncClient(
             base_url=config.gateway_url,
             headers={"Authorization": f"Bearer {config.token}"},
@@ -173,36 +177,42 @@ class HttpAsker:
     async def create(
         self, body: dict[str, Any], abort: asking.AbortEvent | None
     ) -> dict[str, Any] | None:
-        """POST the prompt, retrying dropped connections (the requestId makes a retry
-        harmless)."""
+        """POST the prompt, retrying a dropped connection or a 5xx for at most
+        `create_retry_seconds` (the requestId makes a retry harmless), each try bounded by
+        what is left of that time: a gateway that accepts and never answers, or cannot write
+        (a full disk: 503), ends in a clear error, not a wait without end."""
         give_up_at = time.monotonic() + self.create_retry_seconds
         attempt = 0
         while True:
             if asking.aborted(abort):
                 return None
+            left = max(give_up_at - time.monotonic(), MIN_REQUEST_SECONDS)
             try:
-                response = await self.http.post("/v1/prompts", json=body)
+                response = await self.http.post("/v1/prompts", json=body, timeout=left)
             except httpx.TransportError as exc:
-                if time.monotonic() > give_up_at:
-                    raise AskUserError(
-                        "gateway_unreachable",
-                        f"cannot reach the gateway at {self.http.base_url}: {exc}",
-                    ) from None
+                why = (
+                    f"cannot reach the gateway at {self.http.base_url}: {exc or type(exc).__name__}"
+                )
                 if attempt == 0:  # said once, not silent for the whole retry
                     log.warning(
-                        "cannot reach the gateway at %s (%s); trying again for %d s. Is it "
-                        "running (`python -m app gateway`), and is this its address?",
-                        self.http.base_url,
-                        exc or exc.__class__.__name__,
+                        "%s; trying again for %d s. Is it running (`python -m app gateway`), "
+                        "and is this its address?",
+                        why,
                         self.create_retry_seconds,
                     )
             else:
                 if response.status_code in (200, 201):
-                    created: dict[str, Any] = response.json()
-                    return created
+                    return _json_object(response, "id")
                 if response.status_code < 500:
                     raise _error_from(response)
-            await asking.sleep_or_abort(asking.backoff(attempt), abort)
+                why = f"the gateway at {self.http.base_url} answered {response.status_code}"
+                if attempt == 0:
+                    log.warning("%s; trying again for %d s", why, self.create_retry_seconds)
+            if time.monotonic() >= give_up_at:
+                raise AskUserError("gateway_unreachable", why)
+            await asking.sleep_or_abort(
+                min(asking.backoff(attempt), max(give_up_at - time.monotonic(), 0)), abort
+            )
             attempt += 1
 
     async def result(self, prompt_id: str, wait: float) -> dict[str, Any] | None:
@@ -214,8 +224,10 @@ class HttpAsker:
             raise asking.Unreachable(f"gateway answered {response.status_code}")
         if response.status_code != 200:
             raise _error_from(response)
-        result: dict[str, Any] = response.json()
-        return result
+        try:
+            return _json_object(response, "status")
+        except AskUserError as exc:
+            raise asking.Unreachable(exc.message) from None
 
     async def cancel(self, prompt_id: str) -> None:
         """Tell the gateway the run stopped, trying again when the connection failed (a
@@ -238,46 +250,112 @@ class HttpAsker:
                     return
             await asyncio.sleep(CANCEL_RETRY_SECONDS)
 
-    async def late_answers(self, session_key: str) -> list[dict[str, Any]]:
-        try:
-            response = await self.http.get("/v1/late-answers", params={"sessionKey": session_key})
-            if response.status_code != 200:
-                log.warning("could not collect late answers: %s", response.text[:200])
-                return []
-            found: list[dict[str, Any]] = response.json()["lateAnswers"]
-            for item in found:  # in hand: delivered (a lost ack hands it out once more)
-                await self.http.post(f"/v1/late-answers/{item['promptId']}/ack")
-        except httpx.HTTPError as exc:
-            log.warning("could not collect late answers: %r", exc)
+    async def late_answers(
+        self, session_key: str, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Claim the late answers meant for this agent (or its project), confirm each, and
+        return those confirmed (v1.5): two agents collecting at once never both get one, and
+        one whose confirmation never arrives comes back after its lease, for the next
+        collection. Every request is retried for a while under the same claim id, so a
+        dropped connection or a restarting gateway loses nothing; best effort: [] when the
+        gateway cannot be asked."""
+        claim = {"sessionKey": session_key, "claimId": f"cl_{uuid.uuid4().hex}"}
+        if agent_id:
+            claim["agentId"] = agent_id
+        claimed = await self._retried("POST", "/v1/late-answers/claim", claim)
+        if claimed is None:
             return []
-        return found
+        items = claimed.get("lateAnswers")
+        if not isinstance(items, list):
+            log.warning("late answers kept for later: the gateway's answer has no list")
+            return []
+        confirmed = []
+        for item in items:
+            ack = {"claimId": claim["claimId"]}
+            if await self._retried("POST", f"/v1/late-answers/{item['promptId']}/ack", ack):
+                confirmed.append(item)
+        return confirmed
+
+    async def _retried(self, method: str, path: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The JSON object of a 200, retrying transport errors and 5xx (the request is
+        idempotent) for LATE_RETRY_SECONDS; None, said in the log, when it never came."""
+        give_up_at = time.monotonic() + self.late_retry_seconds
+        attempt = 0
+        while True:
+            left = max(give_up_at - time.monotonic(), MIN_REQUEST_SECONDS)
+            try:
+                response = await self.http.request(method, path, json=body, timeout=left)
+                if response.status_code == 200:
+                    return _json_object(response)
+                why = f"{response.status_code} {response.text[:200]}"
+                if response.status_code < 500:
+                    log.warning("late answers: %s %s: %s", method, path, why)
+                    return None
+            except (httpx.HTTPError, AskUserError) as exc:
+                why = str(exc) or type(exc).__name__
+            if time.monotonic() >= give_up_at:
+                log.warning(
+                    "late answers: %s %s failed (%s); they come back later", method, path, why
+                )
+                return None
+            await asyncio.sleep(min(asking.backoff(attempt), max(give_up_at - time.monotonic(), 0)))
+            attempt += 1
+
+
+def _json_object(response: httpx.Response, key: str | None = None) -> dict[str, Any]:
+    """The response's JSON object (holding `key`); a clear error for anything else (an HTML
+    page from a proxy, say), never a traceback."""
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict) or (key is not None and key not in data):
+        kind = response.headers.get("content-type", "no content type")
+        raise AskUserError(
+            "bad_gateway_response",
+            f"{response.request.url} answered {response.status_code} with something that is "
+            f"not the gateway's JSON ({kind}): is this the Ask User gateway's address?",
+        )
+    return data
 
 
 async def late_answers_async(
     session_key: str,
     *,
+    agent_id: str | None = None,
     gateway_url: str | None = None,
     token: str | None = None,
     connect_seconds: float = 10.0,
+    retry_seconds: float = LATE_RETRY_SECONDS,
 ) -> list[dict[str, Any]]:
-    """Answers the person gave after a question of this session expired or its run stopped
-    (v1.4), oldest first, each acknowledged: a second call does not return them again. An
-    unreachable gateway gives [] (after `connect_seconds`)."""
+    """Answers the person gave after a question of this agent (or its project) expired or
+    its run stopped (v1.4), oldest first, each claimed and confirmed (v1.5): no other call
+    returns them again. A gateway that cannot be asked within `retry_seconds` gives []; what
+    was claimed but not confirmed comes back to a later call."""
     config = settings(gateway_url, token)
-    async with HttpAsker(config, connect_seconds=connect_seconds) as asker:
-        return await asker.late_answers(session_key)
+    async with HttpAsker(
+        config, connect_seconds=connect_seconds, late_retry_seconds=retry_seconds
+    ) as asker:
+        return await asker.late_answers(session_key, agent_id)
 
 
 def late_answers(
     session_key: str,
     *,
+    agent_id: str | None = None,
     gateway_url: str | None = None,
     token: str | None = None,
     connect_seconds: float = 10.0,
+    retry_seconds: float = LATE_RETRY_SECONDS,
 ) -> list[dict[str, Any]]:
     """The blocking form of late_answers_async."""
     call = late_answers_async(
-        session_key, gateway_url=gateway_url, token=token, connect_seconds=connect_seconds
+        session_key,
+        agent_id=agent_id,
+        gateway_url=gateway_url,
+        token=token,
+        connect_seconds=connect_seconds,
+        retry_seconds=retry_seconds,
     )
     return _run_blocking(call)
 

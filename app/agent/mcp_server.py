@@ -15,6 +15,7 @@ process (`claude-code/3f2a9c1e`), so two agents on one machine never stand in ea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -58,7 +59,7 @@ class Asking:
     stream_lost: anyio.Event | None = None
 
 
-AskingFor = Callable[[Any], Asking]  # from the request's context
+AskingFor = Callable[[Any, dict[str, Any]], Asking]  # from the request's context and arguments
 
 
 @dataclass
@@ -118,8 +119,13 @@ class AskUserTool:
         self._waiting: dict[tuple[str, str], _Waiting] = {}
         self._creating = anyio.Lock()  # two identical calls at once make one prompt
 
+    @property
+    def waiting_calls(self) -> int:
+        """Calls waiting now, attached ones counted each."""
+        return sum(waiting.callers for waiting in self._waiting.values())
+
     async def call(self, ctx: Any, arguments: dict[str, Any]) -> types.CallToolResult:
-        where = self.asking_for(ctx)
+        where = self.asking_for(ctx, arguments)
         try:
             body, request = prompt_body(
                 arguments,
@@ -145,7 +151,9 @@ class AskUserTool:
                 waiting.callers -= 1
                 if waiting.callers == 0 and self._waiting.get(key) is waiting:
                     del self._waiting[key]
-            result = await asking.with_late_answers(where.asker, where.session_key, result)
+            result = await asking.with_late_answers(
+                where.asker, where.session_key, result, where.agent_id
+            )
         except AskUserError as exc:
             return _error_result(exc)
         return _text_result(result)
@@ -203,6 +211,12 @@ async def _report_progress(ctx: Any, waiting: _Waiting) -> None:
         await anyio.sleep(PROGRESS_SECONDS)
 
 
+def call_digest(arguments: dict[str, Any]) -> str:
+    """A short name for a call's arguments: a client without sessions (MCP 2026-07-28) asks in
+    a slot of its own per question, and re-issues the same call to reach the same slot."""
+    return hashlib.sha256(_canonical(arguments).encode()).hexdigest()[:8]
+
+
 def _canonical(arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
@@ -245,7 +259,7 @@ async def serve_stdio(
     this_process = secrets.token_hex(4)
     async with HttpAsker(settings(gateway_url, token, environment)) as asker:
 
-        def asking_for(ctx: Any) -> Asking:
+        def asking_for(ctx: Any, arguments: dict[str, Any]) -> Asking:
             if explicit_key:
                 return Asking(asker, explicit_key, agent_id, run_id)
             program = program_of(ctx)

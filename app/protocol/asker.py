@@ -61,6 +61,12 @@ def project_session_key(program: str, folder: str | PurePath, home: str | PurePa
     return f"{program}:…{path[-keep:]}"
 
 
+def is_project_key(session_key: str) -> bool:
+    """Whether the key names a program's project (`claude-code:~/code/shop`), as
+    `project_session_key` makes it, rather than a key an agent chose (`main`)."""
+    return _PROGRAM_KEY.match(session_key) is not None
+
+
 def program_name(key: str) -> str:
     return PROGRAM_NAMES.get(key, key)
 

@@ -16,6 +16,7 @@ class ErrorCode:
     NOT_MAIN_SESSION = "not_main_session"
     PENDING_EXISTS = "pending_exists"
     ALREADY_RESOLVED = "already_resolved"
+    CLAIMED_ELSEWHERE = "claimed_elsewhere"
     NOT_FOUND = "not_found"
     CURSOR_EXPIRED = "cursor_expired"
     UNAUTHORIZED = "unauthorized"
@@ -23,6 +24,8 @@ class ErrorCode:
     PAYLOAD_TOO_LARGE = "payload_too_large"
     PAIRING_INVALID = "pairing_invalid"
     TOO_MANY_ATTEMPTS = "too_many_attempts"
+    TOO_MANY_PENDING = "too_many_pending"
+    TOO_MANY_DRAFTS = "too_many_drafts"
     IDEMPOTENCY_CONFLICT = "idempotency_conflict"  # a key reused with a different request
     METHOD_NOT_ALLOWED = "method_not_allowed"
     REQUEST_TIMEOUT = "request_timeout"  # headers or a body not all in within their deadline
@@ -41,6 +44,7 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.NOT_MAIN_SESSION: 403,
     ErrorCode.PENDING_EXISTS: 409,
     ErrorCode.ALREADY_RESOLVED: 409,
+    ErrorCode.CLAIMED_ELSEWHERE: 409,
     ErrorCode.NOT_FOUND: 404,
     ErrorCode.CURSOR_EXPIRED: 410,
     ErrorCode.UNAUTHORIZED: 401,
@@ -48,6 +52,8 @@ HTTP_STATUS: dict[str, int] = {
     ErrorCode.PAYLOAD_TOO_LARGE: 413,
     ErrorCode.PAIRING_INVALID: 403,
     ErrorCode.TOO_MANY_ATTEMPTS: 429,
+    ErrorCode.TOO_MANY_PENDING: 429,
+    ErrorCode.TOO_MANY_DRAFTS: 429,
     ErrorCode.IDEMPOTENCY_CONFLICT: 409,
     ErrorCode.METHOD_NOT_ALLOWED: 405,
     ErrorCode.REQUEST_TIMEOUT: 408,

@@ -21,6 +21,8 @@ MAX_TIMEOUT_SECONDS = 3600
 ENGAGED_GRACE_SECONDS = 120
 MAX_ENGAGED_EXTENSION_SECONDS = 600
 ENGAGED_EVERY_SECONDS = 30
+LATE_CLAIM_LEASE_SECONDS = 120  # a claimed late answer comes back if not confirmed by then
+MAX_LATE_CLAIM_LEASE_SECONDS = 600
 LATE_ANSWER_SECONDS = 24 * 3600  # an expired or run-stopped prompt takes an answer this long
 
 MIN_SESSION_KEY_CHARS = 1
@@ -62,6 +64,14 @@ def clamp_timeout(seconds: int | None) -> int:
 # `/mcp` sessions (#39): one agent token, or one person's tokens together, can only use up its
 # own share; a session with no request in flight (no call waiting, no open stream) ends after
 # the idle time, and the whole process holds at most MAX_MCP_SESSIONS (each costs ~40 KB).
+# Pending prompts: no person answers more at once; one agent token that asks without end is
+# refused (429 too_many_pending) before it fills the store for everyone (#52).
+MAX_PENDING_PER_TOKEN = 100
+MAX_PENDING_PER_PERSON = 200
+# Drafts: a person types; the app sends one a quarter second after the last change. A device
+# gets a burst of this many, refilled at this rate (429 too_many_drafts past it).
+DRAFT_BURST = 20
+DRAFTS_PER_SECOND = 5
 MAX_MCP_SESSIONS_PER_TOKEN = 32
 MAX_MCP_SESSIONS_PER_PERSON = 64
 MAX_MCP_SESSIONS = 4096

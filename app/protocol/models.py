@@ -25,7 +25,16 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from . import limits
-from .text import cut, fold, is_authored_other, is_blank, not_blank_pattern
+from .asker import is_project_key
+from .text import (
+    cut,
+    fold,
+    has_control,
+    identifier_pattern,
+    is_authored_other,
+    is_blank,
+    not_blank_pattern,
+)
 
 _ID_RE = re.compile(limits.QUESTION_ID_PATTERN)
 
@@ -77,6 +86,11 @@ def _described(default: Any = ..., **schema: Any) -> Any:
         field_schema.update({k: v() if callable(v) else v for k, v in schema.items()})
 
     return Field(default, json_schema_extra=extra)
+
+
+def _id_text(default: Any = ..., **schema: Any) -> Any:
+    """An id or a key: not blank and without control characters (`_optional_identifier`)."""
+    return _described(default, pattern=identifier_pattern, **schema)
 
 
 def _text(default: Any = ..., **schema: Any) -> Any:
@@ -259,26 +273,35 @@ class AskUserRequest(RequestModel):
         return _clamp_timeout(value)
 
 
-def _optional_identifier(value: str | None) -> str | None:
+def _optional_identifier(
+    value: str | None, max_chars: int = limits.MAX_IDENTIFIER_CHARS
+) -> str | None:
     if value is None:
         return None
-    return _required_text(value, limits.MAX_IDENTIFIER_CHARS)
+    _no_control(value)
+    return _required_text(value, max_chars)
+
+
+def _no_control(value: str) -> None:
+    if has_control(value):
+        raise _invalid("must not hold control characters (such as NUL or a new line)")
 
 
 class CreatePromptRequest(AskUserRequest):
     """`POST /v1/prompts`: the tool arguments plus where they come from."""
 
-    session_key: str = _text(
+    session_key: str = _id_text(
         minLength=limits.MIN_SESSION_KEY_CHARS, maxLength=limits.MAX_SESSION_KEY_CHARS
     )
     session_kind: str = limits.MAIN_SESSION_KIND
-    agent_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
-    run_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
-    request_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    agent_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    run_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    request_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("session_key")
     @classmethod
     def _session_key(cls, value: str) -> str:
+        _no_control(value)
         if is_blank(value):
             raise _invalid("must not be blank")
         if len(value) > limits.MAX_SESSION_KEY_CHARS:
@@ -302,8 +325,8 @@ class CreatePromptRequest(AskUserRequest):
 class DeviceRequest(RequestModel):
     """What every device change carries: who made it, and a key that makes a retry safe."""
 
-    device_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
-    idempotency_key: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    device_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    idempotency_key: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("device_id", "idempotency_key")
     @classmethod
@@ -322,7 +345,7 @@ class DraftRequest(RequestModel):
     device, for their other devices; checked like an answer, except that it may be partial."""
 
     answers: dict[str, Any]
-    device_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    device_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("device_id")
     @classmethod
@@ -342,7 +365,7 @@ class DismissRequest(DeviceRequest):
 class EngagedRequest(RequestModel):
     """`POST /v1/prompts/{id}/engaged`: the person is choosing or typing on this device."""
 
-    device_id: str | None = _text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    device_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
 
     @field_validator("device_id")
     @classmethod
@@ -403,12 +426,48 @@ class ListQuery(QueryModel):
 
 
 class LateAnswersQuery(QueryModel):
-    """`GET /v1/late-answers?sessionKey=&wait=` (v1.4): waits like `/result`."""
+    """`GET /v1/late-answers?sessionKey=&agentId=&wait=` (v1.4): a look at what is waiting,
+    claiming nothing; waits like `/result`."""
 
     session_key: str | None = Field(
         default=None, alias="sessionKey", min_length=1, max_length=limits.MAX_SESSION_KEY_CHARS
     )
+    agent_id: str | None = Field(
+        default=None, alias="agentId", min_length=1, max_length=limits.MAX_IDENTIFIER_CHARS
+    )
     wait: float = Field(default=0, ge=0, le=limits.MAX_WAIT_SECONDS)
+
+
+class LateAnswerClaimRequest(RequestModel):
+    """`POST /v1/late-answers/claim` (v1.5): take the late answers meant for this agent (or
+    its project) for `leaseSeconds`; they are delivered once confirmed (`.../ack` with the
+    same `claimId`) and come back if never confirmed. A retry with the same `claimId`
+    returns what that claim holds."""
+
+    session_key: str = _id_text(maxLength=limits.MAX_SESSION_KEY_CHARS)
+    agent_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    claim_id: str = _id_text(maxLength=limits.MAX_IDENTIFIER_CHARS)
+    lease_seconds: int = Field(
+        default=limits.LATE_CLAIM_LEASE_SECONDS, ge=1, le=limits.MAX_LATE_CLAIM_LEASE_SECONDS
+    )
+    wait: float = Field(default=0, ge=0, le=limits.MAX_WAIT_SECONDS)
+
+    @field_validator("session_key", "agent_id", "claim_id")
+    @classmethod
+    def _identifiers(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
+
+
+class LateAnswerAckRequest(RequestModel):
+    """`POST /v1/late-answers/{id}/ack`: the agent has it. With `claimId`, only the agent
+    holding that claim may confirm it, and confirming again is the same 200."""
+
+    claim_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+
+    @field_validator("claim_id")
+    @classmethod
+    def _identifier(cls, value: str | None) -> str | None:
+        return _optional_identifier(value)
 
 
 class ResultQuery(QueryModel):
@@ -432,14 +491,31 @@ class ResolvedBy(ResponseModel):
         return {k: v for k, v in handler(self).items() if v is not None}
 
 
+class LateClaim(ResponseModel):
+    """Who holds a late answer now (v1.5): the claim's id, until when."""
+
+    claim_id: str
+    until: UtcTime
+
+
 class LateAnswer(ResponseModel):
     """An answer given after the prompt expired or its run stopped (v1.4); the prompt keeps its
-    terminal status. `deliveredAt`: when its agent picked it up."""
+    terminal status. `deliveredAt`: when its agent confirmed it; `claim`: the agent holding
+    it, or that got it (v1.5)."""
 
     answers: dict[str, list[str]]
     answered_at: UtcTime
     resolved_by: ResolvedBy
     delivered_at: UtcTime | None = None
+    claim: LateClaim | None = None
+
+    def claimable_by(self, claim_id: str, now_ms: int) -> bool:
+        """Undelivered, and held by nobody else: never claimed, this claim's, or a lapsed
+        lease (its agent never confirmed it)."""
+        if self.delivered_at is not None:
+            return False
+        held = self.claim
+        return held is None or held.claim_id == claim_id or held.until.timestamp() * 1000 <= now_ms
 
 
 class Draft(ResponseModel):
@@ -485,10 +561,23 @@ class PromptRecord(ResponseModel):
         return (self.status == "expired" or stopped) and self.late_answer is None
 
     def late_answer_open(self, now_ms: int) -> bool:
-        """It takes a late answer, and ended less than LATE_ANSWER_SECONDS before `now_ms`."""
-        ended = self.resolved_at or self.expires_at
+        """It takes a late answer, and ended less than LATE_ANSWER_SECONDS before `now_ms`.
+        An expired prompt ended at its deadline, even when the gateway was down then and
+        recorded its expiry later (v1.5)."""
+        ended = self.expires_at if self.status == "expired" else self.resolved_at
+        ended = ended or self.expires_at
         window_ms = limits.LATE_ANSWER_SECONDS * 1000
         return self.takes_late_answer and now_ms - ended.timestamp() * 1000 < window_ms
+
+    def late_answer_goes_to(self, session_key: str | None, agent_id: str | None) -> bool:
+        """A late answer goes to the project whose question it answers (a `program:folder`
+        key), or else only to the very agent that asked: never to another agent that
+        happens to share a key like `/mcp`'s default `main` (v1.5)."""
+        if session_key is None:
+            return True  # the person's own look at everything (GET without a key)
+        if self.session_key != session_key:
+            return False
+        return is_project_key(session_key) or self.agent_id == agent_id
 
     @property
     def is_pending(self) -> bool:
@@ -509,7 +598,8 @@ class PromptRecord(ResponseModel):
 
 
 class LateAnswerItem(ResponseModel):
-    """One undelivered late answer, as an agent collects it."""
+    """One undelivered late answer, as an agent collects it (`claimId`: the claim it is held
+    under, when it was claimed)."""
 
     prompt_id: str
     session_key: str
@@ -517,10 +607,12 @@ class LateAnswerItem(ResponseModel):
     questions: list[Question]
     answers: dict[str, list[str]]
     answered_at: UtcTime
+    claim_id: str | None = None
 
     @classmethod
     def of(cls, record: PromptRecord) -> LateAnswerItem:
         assert record.late_answer is not None
+        claim = record.late_answer.claim
         return cls(
             prompt_id=record.id,
             session_key=record.session_key,
@@ -528,6 +620,7 @@ class LateAnswerItem(ResponseModel):
             questions=record.questions,
             answers=record.late_answer.answers,
             answered_at=record.late_answer.answered_at,
+            claim_id=claim.claim_id if claim is not None else None,
         )
 
 

@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 
 from . import limits
 from .models import RequestModel, ResponseModel, UtcTime, _invalid
+from .text import NO_CONTROL_PATTERN, has_control
 
 LINK_SCHEME = "askuser"
 
@@ -56,6 +57,13 @@ HTTP_URL_PATTERN = (
 )
 
 
+def _without_control(value: str | None) -> str | None:
+    """A name or code holds no control character (a NUL broke PostgreSQL's queries, #52)."""
+    if value is not None and has_control(value):
+        raise _invalid("must not hold control characters (such as NUL or a new line)")
+    return value
+
+
 def _http_url(value: str) -> str:
     value = value.strip()
     if url_problem(value) is not None:
@@ -66,14 +74,27 @@ def _http_url(value: str) -> str:
 class PairingRequest(RequestModel):
     """`POST /v1/pairings` (admin): an optional label and the gateway URL to put in the link."""
 
-    name: str | None = Field(default=None, max_length=limits.MAX_DEVICE_NAME_CHARS)
+    name: str | None = Field(
+        default=None,
+        max_length=limits.MAX_DEVICE_NAME_CHARS,
+        json_schema_extra={"pattern": NO_CONTROL_PATTERN},
+    )
     gateway_url: str | None = Field(
         default=None,
         max_length=limits.MAX_URL_CHARS,
         json_schema_extra={"pattern": HTTP_URL_PATTERN},
     )  # `_url` below says it in its own words
     # The person the paired device will belong to (docs/PROTOCOL.md v1.3); none: the default.
-    person_id: str | None = Field(default=None, max_length=limits.MAX_IDENTIFIER_CHARS)
+    person_id: str | None = Field(
+        default=None,
+        max_length=limits.MAX_IDENTIFIER_CHARS,
+        json_schema_extra={"pattern": NO_CONTROL_PATTERN},
+    )
+
+    @field_validator("name", "person_id")
+    @classmethod
+    def _no_control(cls, value: str | None) -> str | None:
+        return _without_control(value)
 
     @field_validator("gateway_url")
     @classmethod
@@ -90,13 +111,22 @@ class Pairing(ResponseModel):
 class PairDeviceRequest(RequestModel):
     """`POST /v1/devices` (no token): the code shown by `python -m app pair`, and a name."""
 
-    code: str = Field(max_length=64)
-    name: str | None = Field(default=None, max_length=limits.MAX_DEVICE_NAME_CHARS)
+    code: str = Field(max_length=64, json_schema_extra={"pattern": NO_CONTROL_PATTERN})
+    name: str | None = Field(
+        default=None,
+        max_length=limits.MAX_DEVICE_NAME_CHARS,
+        json_schema_extra={"pattern": NO_CONTROL_PATTERN},
+    )
+
+    @field_validator("code")
+    @classmethod
+    def _code(cls, value: str) -> str:
+        return _without_control(value) or ""
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str | None) -> str | None:
-        return (value or "").strip() or None
+        return (_without_control(value) or "").strip() or None
 
 
 class PairedDevice(ResponseModel):

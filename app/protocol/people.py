@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from . import limits
-from .models import RequestModel, ResponseModel, UtcTime, _required_text, _text
+from .models import RequestModel, ResponseModel, UtcTime, _id_text, _optional_identifier
 
 DEFAULT_PERSON_ID = "ps_default"
 DEFAULT_PERSON_NAME = "default"
@@ -20,12 +20,14 @@ PERSON_ID_PREFIX = "ps_"
 class PersonRequest(RequestModel):
     """`POST /v1/people` (admin): a name, unique on this gateway (case does not count)."""
 
-    name: str = _text(minLength=1, maxLength=limits.MAX_PERSON_NAME_CHARS)
+    name: str = _id_text(minLength=1, maxLength=limits.MAX_PERSON_NAME_CHARS)
 
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        return _required_text(value, limits.MAX_PERSON_NAME_CHARS)
+        name = _optional_identifier(value, limits.MAX_PERSON_NAME_CHARS)
+        assert name is not None
+        return name
 
 
 class Person(ResponseModel):

@@ -79,6 +79,17 @@ def _invisible(ch: str) -> bool:
     return ch.isspace() or unicodedata.category(ch) == "Cf"
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# The same rule as a JSON Schema pattern; `(?!\n)` keeps Python's `$` from matching before a
+# final new line (ECMAScript's never does).
+NO_CONTROL_PATTERN = "^[^\\u0000-\\u001f\\u007f]*(?!\\n)$"
+
+
+def has_control(text: str) -> bool:
+    """Whether `text` holds a control character (C0 or DEL): never part of an id or a key."""
+    return _CONTROL.search(text) is not None
+
+
 def is_blank(text: str) -> bool:
     """True when nothing in `text` shows: only spaces and invisible format characters (U+200B,
     U+FEFF, U+2060, soft hyphens...), which read as empty on every screen."""
@@ -104,6 +115,15 @@ def not_blank_pattern() -> str:
 
     parts = (one(a) if a == b else f"{one(a)}-{one(b)}" for a, b in ranges)
     return f"[^{''.join(parts)}]"
+
+
+@functools.cache
+def identifier_pattern() -> str:
+    """An id or a key as a JSON Schema pattern: not blank (`not_blank_pattern`) and no control
+    character anywhere (`has_control`)."""
+    control = "\\u0000-\\u001f\\u007f"
+    shows = not_blank_pattern()[:-1] + control + "]"
+    return f"^[^{control}]*{shows}[^{control}]*(?!\\n)$"
 
 
 def fold(text: str) -> str:

@@ -76,6 +76,8 @@ def test_no_server_errors_and_responses_match_the_schema(operation, fuzzed_gatew
     def check(case):
         if operation.path in ("/v1/events", "/v1/prompts/{prompt_id}/result", "/v1/late-answers"):
             case.query = {**(case.query or {}), "wait": 0}  # waking is tested elsewhere
+        if operation.path == "/v1/late-answers/claim" and isinstance(case.body, dict):
+            case.body["wait"] = 0
         if operation.path == "/v1/events":
             case.query.pop("after", None)  # any number is a cursor; another gateway's is 410
         if (operation.method.upper(), operation.path) == ("POST", "/v1/prompts"):

@@ -29,7 +29,7 @@ def test_every_endpoint_of_the_table_is_served_and_described(gateway):
     described = {(m.upper(), p) for p, ops in paths.items() for m in ops}
     table = {(e.method, e.path) for e in ENDPOINTS if e.in_schema}
     assert described == table
-    assert len(table) == 30
+    assert len(table) == 31
     for endpoint in ENDPOINTS:
         path = endpoint.path.format(
             prompt_id="pr_x", run_id="r", device_id="dv_x", token="t", person_id="ps_x"

@@ -292,6 +292,7 @@ def test_openapi_describes_every_route(gateway):
         ("POST", "/v1/prompts/{prompt_id}/reply"),
         ("POST", "/v1/prompts/{prompt_id}/late-answer"),
         ("GET", "/v1/late-answers"),
+        ("POST", "/v1/late-answers/claim"),
         ("POST", "/v1/late-answers/{prompt_id}/ack"),
         ("POST", "/v1/pairings"),
         ("POST", "/v1/devices"),

@@ -10,7 +10,7 @@ import asyncio
 import hashlib
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from app.protocol import (
     ErrorCode,
     LateAnswer,
     LateAnswerItem,
+    LateClaim,
     PendingResult,
     PromptRecord,
     ProtocolError,
@@ -90,6 +91,14 @@ def _conflict(what: str) -> ProtocolError:
 _EXPIRY = ResolvedBy(kind="system", reason="expired")
 
 
+def _claimed_elsewhere(record: PromptRecord) -> ProtocolError:
+    return ProtocolError(
+        ErrorCode.CLAIMED_ELSEWHERE,
+        "another agent holds this late answer (this claim's lease lapsed, or it never had it)",
+        extra={"prompt": record.to_wire()},
+    )
+
+
 def _not_late(record: PromptRecord) -> ProtocolError:
     """409: a prompt that takes no late answer (still pending, answered, dismissed, cancelled
     by hand, or already answered late)."""
@@ -138,6 +147,7 @@ class Gateway:
         # Agents waiting for a late answer, by person: woken when a record of theirs changes
         # after it ended (here or in another gateway process).
         self._late_waits: dict[str, list[asyncio.Future[None]]] = {}
+        self._draft_buckets: dict[tuple[str, str], tuple[float, float]] = {}
 
     # ---- life --------------------------------------------------------------------------
 
@@ -184,6 +194,7 @@ class Gateway:
     ) -> PromptRecord:
         """The new pending prompt, committed and announced; `pending_exists` (nothing written)
         while the session has one."""
+        await self._within_quota(owner, person)
         now = self.clock.now_ms()
         expires = now + request.timeout_seconds * 1000
         record = PromptRecord(
@@ -214,6 +225,25 @@ class Gateway:
         if self.on_created is not None:
             self.on_created(record, person, link)  # must not block: the announcer only queues it
         return record
+
+    async def _within_quota(self, owner: str, person: str) -> None:
+        """429 `too_many_pending` when this agent token, or this person, already has as many
+        pending prompts as anyone answers (#52); says which."""
+        of_owner, of_person = await self.store.pending_counts(owner, person)
+        if of_owner >= limits.MAX_PENDING_PER_TOKEN:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_PENDING,
+                f"this agent token has {of_owner} prompts pending, its limit "
+                f"({limits.MAX_PENDING_PER_TOKEN}): wait for answers, or cancel some",
+                extra={"limit": limits.MAX_PENDING_PER_TOKEN, "of": "token"},
+            )
+        if of_person >= limits.MAX_PENDING_PER_PERSON:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_PENDING,
+                f"this person has {of_person} prompts pending, the limit "
+                f"({limits.MAX_PENDING_PER_PERSON}): wait for answers, or cancel some",
+                extra={"limit": limits.MAX_PENDING_PER_PERSON, "of": "person"},
+            )
 
     async def owned(self, owner: str, prompt_id: str) -> PromptRecord:
         found = await self.store.get(prompt_id)
@@ -346,7 +376,13 @@ class Gateway:
         original = record.original_expires_at or record.expires_at
         latest = int(original.timestamp() * 1000) + limits.MAX_ENGAGED_EXTENSION_SECONDS * 1000
         wanted = min(now + grace_ms, latest)
+        # At most once per ENGAGED_EVERY_SECONDS however often the person is heard of (a
+        # draft every quarter second moved it, and woke its agent, each time): only when the
+        # move is that long, or reaches the most there is.
+        step_ms = limits.ENGAGED_EVERY_SECONDS * 1000
         if grace_ms <= 0 or wanted <= record.expires_ms:
+            return record
+        if wanted - record.expires_ms < min(step_ms, grace_ms) and wanted < latest:
             return record
         extended = record.model_copy(
             update={
@@ -376,6 +412,7 @@ class Gateway:
         other devices in a `prompt.draft` event; the latest wins there. Checked like an answer
         except that it may be partial; never stored with the prompt, so no agent sees it. It
         is also the person answering: with little time left, the deadline moves."""
+        self._draft_allowed(person, device_id)
         record = await self.get(prompt_id, person)
         if not record.is_pending:
             raise _already_resolved(record)
@@ -394,6 +431,24 @@ class Gateway:
             raise _already_resolved(await self._stored(prompt_id))
         self._publish(event)
         return record
+
+    def _draft_allowed(self, person: str, device_id: str | None) -> None:
+        """A person types; a flood is not a person: each device gets DRAFT_BURST drafts,
+        refilled at DRAFTS_PER_SECOND, then 429 `too_many_drafts` (#52)."""
+        now = self.clock.now_ms() / 1000
+        key = (person, device_id or "")
+        tokens, then = self._draft_buckets.get(key, (float(limits.DRAFT_BURST), now))
+        tokens = min(float(limits.DRAFT_BURST), tokens + (now - then) * limits.DRAFTS_PER_SECOND)
+        if tokens < 1:
+            raise ProtocolError(
+                ErrorCode.TOO_MANY_DRAFTS,
+                f"more than {limits.DRAFTS_PER_SECOND} drafts a second from this device: "
+                "send the latest after a pause",
+                extra={"retryAfter": 1},
+            )
+        if len(self._draft_buckets) > 10_000:  # forget devices heard of long ago
+            self._draft_buckets.clear()
+        self._draft_buckets[key] = (tokens - 1, now)
 
     # ---- late answers (v1.4) -----------------------------------------------------------
 
@@ -432,24 +487,88 @@ class Gateway:
         answered = await self._amend(record, {"late_answer": late}, key, now)
         return answered.to_wire()
 
-    async def late_answers(self, person: str, session_key: str | None) -> list[LateAnswerItem]:
-        """`person`'s late answers no agent has picked up yet (in `session_key`), oldest first."""
+    async def _late_records(
+        self, person: str, session_key: str | None, agent_id: str | None
+    ) -> list[PromptRecord]:
+        """`person`'s late answers not yet delivered that go to this agent (or project),
+        oldest first."""
         since = self.clock.now_ms() - 2 * limits.LATE_ANSWER_SECONDS * 1000
         found = []
         for record_json in await self.store.late_answered(person, session_key, since):
             record = PromptRecord.model_validate_json(record_json)
-            if record.late_answer is not None and record.late_answer.delivered_at is None:
-                found.append(LateAnswerItem.of(record))
+            late = record.late_answer
+            undelivered = late is not None and late.delivered_at is None
+            if undelivered and record.late_answer_goes_to(session_key, agent_id):
+                found.append(record)
         return found
 
+    async def late_answers(
+        self, person: str, session_key: str | None, agent_id: str | None = None
+    ) -> list[LateAnswerItem]:
+        """A look at the late answers waiting for this agent (or project): claims nothing,
+        and leaves out those another agent holds now."""
+        now = self.clock.now_ms()
+        return [
+            LateAnswerItem.of(record)
+            for record in await self._late_records(person, session_key, agent_id)
+            if record.late_answer is not None and record.late_answer.claimable_by("", now)
+        ]
+
+    async def claim_late_answers(
+        self,
+        person: str,
+        session_key: str,
+        agent_id: str | None,
+        claim_id: str,
+        lease_seconds: int,
+        wait: float = 0,
+    ) -> list[LateAnswerItem]:
+        """Take what is meant for this agent (or project) under `claim_id` for
+        `lease_seconds`: each answer is held by one claim at a time (two agents claiming at
+        once never both get it), comes back if its claim is never confirmed, and a retry of
+        the same claim returns what it holds (v1.5). With none, waits up to `wait` s."""
+
+        async def claim() -> list[LateAnswerItem]:
+            now = self.clock.now_ms()
+            until = to_datetime(now + lease_seconds * 1000)
+            held = []
+            for record in await self._late_records(person, session_key, agent_id):
+                late = record.late_answer
+                assert late is not None
+                if not late.claimable_by(claim_id, now):
+                    continue
+                if late.claim is not None and late.claim.claim_id == claim_id:
+                    held.append(LateAnswerItem.of(record))  # a retry: it is ours already
+                    continue
+                mine = late.model_copy(update={"claim": LateClaim(claim_id=claim_id, until=until)})
+                try:
+                    claimed = await self._amend(record, {"late_answer": mine}, None, now)
+                except ProtocolError:
+                    continue  # another agent's claim (or a confirmation) came first
+                held.append(LateAnswerItem.of(claimed))
+            return held
+
+        return await self._waiting_for_late(person, claim, wait)
+
     async def wait_late_answers(
-        self, person: str, session_key: str | None, wait: float
+        self, person: str, session_key: str | None, wait: float, agent_id: str | None = None
     ) -> list[LateAnswerItem]:
         """As `late_answers`; with none yet, waits up to `wait` seconds for one."""
-        found = await self.late_answers(person, session_key)
-        deadline = asyncio.get_running_loop().time() + wait
-        while not found and (left := deadline - asyncio.get_running_loop().time()) > 0:
-            changed = asyncio.get_running_loop().create_future()
+        return await self._waiting_for_late(
+            person, lambda: self.late_answers(person, session_key, agent_id), wait
+        )
+
+    async def _waiting_for_late(
+        self,
+        person: str,
+        look: Callable[[], Awaitable[list[LateAnswerItem]]],
+        wait: float,
+    ) -> list[LateAnswerItem]:
+        found = await look()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while not found and (left := deadline - loop.time()) > 0:
+            changed = loop.create_future()
             self._late_waits.setdefault(person, []).append(changed)
             try:
                 await asyncio.wait_for(changed, left)
@@ -459,22 +578,45 @@ class Gateway:
                 waits = self._late_waits.get(person, [])
                 if changed in waits:
                     waits.remove(changed)
-            found = await self.late_answers(person, session_key)
+            found = await look()
         return found
 
-    async def acknowledge_late_answer(self, prompt_id: str, person: str) -> dict[str, Any]:
-        """The agent has its late answer: `deliveredAt` is set (again: the same record)."""
+    async def acknowledge_late_answer(
+        self, prompt_id: str, person: str, claim_id: str | None = None
+    ) -> dict[str, Any]:
+        """The agent has its late answer: `deliveredAt` is set. Confirming again is the same
+        200; with `claim_id`, only the agent holding that claim may confirm (409 otherwise:
+        its lease lapsed and another agent took the answer)."""
         record = await self.get(prompt_id, person)
         late = record.late_answer
         if late is None:
             raise ProtocolError(
                 ErrorCode.NOT_FOUND, f"prompt {prompt_id} has no late answer to acknowledge"
             )
+        held_by = late.claim.claim_id if late.claim is not None else None
         if late.delivered_at is not None:
-            return record.to_wire()
+            if claim_id is None or claim_id == held_by:
+                return record.to_wire()
+            raise _claimed_elsewhere(record)
         now = self.clock.now_ms()
-        delivered = late.model_copy(update={"delivered_at": to_datetime(now)})
-        return (await self._amend(record, {"late_answer": delivered}, None, now)).to_wire()
+        if claim_id is not None and not late.claimable_by(claim_id, now):
+            raise _claimed_elsewhere(record)
+        if claim_id is None and not late.claimable_by("", now):
+            raise _claimed_elsewhere(record)
+        update: dict[str, Any] = {"delivered_at": to_datetime(now)}
+        if claim_id is not None:
+            update["claim"] = LateClaim(claim_id=claim_id, until=to_datetime(now))
+        delivered = late.model_copy(update=update)
+        try:
+            amended = await self._amend(record, {"late_answer": delivered}, None, now)
+        except ProtocolError:
+            fresh = await self.get(prompt_id, person)  # a racing claim or confirmation
+            if fresh.late_answer is not None and fresh.late_answer.delivered_at is not None:
+                fresh_claim = fresh.late_answer.claim
+                if claim_id is None or (fresh_claim and fresh_claim.claim_id == claim_id):
+                    return fresh.to_wire()
+            raise _claimed_elsewhere(fresh) from None
+        return amended.to_wire()
 
     async def _amend(
         self,

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from app.protocol import ErrorBody, limits
+from app.protocol.text import NO_CONTROL_PATTERN
 
 from .connections import MAX_HEADER_BYTES
 from .routing import Endpoint
@@ -39,7 +40,9 @@ _STATUS_TEXT = {
     413: f"The request body is over {limits.MAX_BODY_BYTES // 1024} KiB (`payload_too_large`).",
     422: "Invalid input, with `fields` naming each problem.",
     429: "Too many wrong pairing codes or answer links from this address (`too_many_attempts`), "
-    "or, on /mcp, this agent token's or person's share of MCP sessions is in use.",
+    "on /mcp, this agent token's or person's share of MCP sessions is in use; on a create, "
+    "this agent token or person has as many prompts pending as allowed (`too_many_pending`); "
+    "on a draft, this device sends drafts faster than a person types (`too_many_drafts`).",
     503: "The store could not take the write (`unavailable`): nothing changed; retry.",
 }
 
@@ -108,8 +111,9 @@ def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
+    no_control = {"type": "string", "pattern": NO_CONTROL_PATTERN}  # else 422 (#52)
     params = [
-        {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": name, "in": "path", "required": True, "schema": dict(no_control)}
         for name in endpoint.pattern.groupindex
     ]
     if endpoint.query is not None:
@@ -118,6 +122,8 @@ def _parameters(endpoint: Endpoint) -> list[dict[str, Any]]:
         for name, prop in schema.get("properties", {}).items():
             prop = _not_null(prop)
             prop.pop("title", None)
+            if prop.get("type") == "string" and "pattern" not in prop and "enum" not in prop:
+                prop["pattern"] = NO_CONTROL_PATTERN
             params.append(
                 {"name": name, "in": "query", "required": name in required, "schema": prop}
             )
@@ -128,7 +134,7 @@ def _error_statuses(endpoint: Endpoint) -> list[int]:
     statuses = set(endpoint.errors) | {408, 431}  # the connection's, before any route
     if endpoint.role is not None:
         statuses |= {401, 403}
-    if endpoint.body is not None or endpoint.query is not None:
+    if endpoint.body is not None or endpoint.query is not None or endpoint.pattern.groupindex:
         statuses.add(422)
     if endpoint.changes:
         statuses |= {413, 503}

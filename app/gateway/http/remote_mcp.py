@@ -14,6 +14,7 @@ their share of sessions (#39): one caller that opens sessions and never closes t
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections import Counter
 from typing import Any
 
@@ -26,7 +27,7 @@ from starlette.responses import JSONResponse
 
 from app.agent.asking import RUN_ABORT, Unreachable
 from app.agent.client import AskUserError
-from app.agent.mcp_server import Asking, AskUserTool, build_server, program_of
+from app.agent.mcp_server import Asking, AskUserTool, build_server, call_digest, program_of
 from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
 from ..core.service import Gateway, fingerprint
@@ -69,12 +70,20 @@ class GatewayAsker:
         with contextlib.suppress(ProtocolError):  # already resolved: nothing to take back
             await self.gateway.cancel(self.owner, prompt_id, RUN_ABORT)
 
-    async def late_answers(self, session_key: str) -> list[dict[str, Any]]:
-        found = await self.gateway.late_answers(self.person, session_key)
-        for item in found:
-            with contextlib.suppress(ProtocolError):  # gone meanwhile: it was delivered
-                await self.gateway.acknowledge_late_answer(item.prompt_id, self.person)
-        return [item.to_wire() for item in found]
+    async def late_answers(
+        self, session_key: str, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Claimed and confirmed in this process, as over HTTP (v1.5)."""
+        claim_id = f"cl_{secrets.token_hex(16)}"
+        claimed = await self.gateway.claim_late_answers(
+            self.person, session_key, agent_id, claim_id, limits.LATE_CLAIM_LEASE_SECONDS
+        )
+        confirmed = []
+        for item in claimed:
+            with contextlib.suppress(ProtocolError):  # its lease lapsed: another agent's
+                await self.gateway.acknowledge_late_answer(item.prompt_id, self.person, claim_id)
+                confirmed.append(item.to_wire())
+        return confirmed
 
 
 class RemoteMcp:
@@ -82,8 +91,9 @@ class RemoteMcp:
 
     def __init__(self, state: AppState) -> None:
         self.state = state  # the app's: .gateway, set at start-up
+        self.tool = AskUserTool(self._asking_for)
         self.manager = StreamableHTTPSessionManager(
-            build_server(AskUserTool(self._asking_for)),
+            build_server(self.tool),
             max_request_body_size=limits.MAX_BODY_BYTES,
             session_idle_timeout=limits.MCP_SESSION_IDLE_SECONDS,
             max_sessions=limits.MAX_MCP_SESSIONS,
@@ -92,15 +102,18 @@ class RemoteMcp:
         self._sessions: dict[str, tuple[str, str]] = {}  # session id → (owner, person)
         self._opening: Counter[str] = Counter()  # owners and people: sessions being opened
 
-    def _asking_for(self, ctx: Any) -> Asking:
+    def _asking_for(self, ctx: Any, arguments: dict[str, Any]) -> Asking:
         request = ctx.request  # the Starlette request the transport made of our scope
         caller = request.scope[CALLER_KEY]
         owner = fingerprint(caller.token)
-        # With no header, each MCP session asks in a slot of its own (docs/PROTOCOL.md v1.4).
+        # With no header, each MCP session asks in a slot of its own (docs/PROTOCOL.md v1.4);
+        # a client without sessions (MCP 2026-07-28) in one per question, which the same call
+        # re-issued finds again (v1.5).
         session_key, agent_id = request.headers.get(SESSION_HEADER), None
         if not session_key:
             session = (request.headers.get(MCP_SESSION_ID_HEADER) or "")[:8]
-            session_key, agent_id = DEFAULT_SESSION_KEY, f"{program_of(ctx)}/{session}"
+            slot = session or f"call-{call_digest(arguments)}"
+            session_key, agent_id = DEFAULT_SESSION_KEY, f"{program_of(ctx)}/{slot}"
         return Asking(
             GatewayAsker(self.state.started(), owner, caller.person),
             session_key,

@@ -29,7 +29,8 @@ from urllib.parse import parse_qsl
 from pydantic import BaseModel
 from starlette.responses import Response
 
-from app.protocol import ErrorCode, ProtocolError, parse_model
+from app.protocol import ErrorCode, FieldError, ProtocolError, parse_model
+from app.protocol.text import has_control
 
 from ..core.auth import Authenticator, Caller, Role
 from ..core.eager import step
@@ -200,6 +201,8 @@ class Router:
                     break
         if methods is None:
             raise ProtocolError(ErrorCode.NOT_FOUND, "no such route; see /openapi.json")
+        for name, value in params.items():
+            _refuse_control(name, value, ErrorCode.INVALID_REQUEST)
         endpoint = methods.get("GET" if method == "HEAD" else method)
         if endpoint is None:
             allowed = sorted({*methods, *(("HEAD",) if "GET" in methods else ())})
@@ -331,7 +334,10 @@ class Router:
         if endpoint.query is not None:
             key = (endpoint.query, scope.get("query_string", b""))
             if (query := self._queries.get(key)) is None:
-                query = parse_model(endpoint.query, query_params(scope), endpoint.invalid_code)
+                given = query_params(scope)
+                for name, value in given.items():
+                    _refuse_control(name, value, endpoint.invalid_code)
+                query = parse_model(endpoint.query, given, endpoint.invalid_code)
                 if len(self._queries) >= _QUERY_CACHE_SIZE:
                     self._queries.clear()
                 self._queries[key] = query
@@ -413,6 +419,14 @@ def header(scope: dict[str, Any], name: bytes) -> str | None:
         if key == name:
             return str(value.decode("latin-1"))
     return None
+
+
+def _refuse_control(name: str, value: str, code: str) -> None:
+    """An id or key in the path or the query holds no control character (NUL broke
+    PostgreSQL's queries with a 500): 422 naming it, on every store."""
+    if has_control(value):
+        message = "must not hold control characters (such as NUL)"
+        raise ProtocolError(code, f"{name}: {message}", [FieldError(name, message)])
 
 
 def query_params(scope: dict[str, Any]) -> dict[str, str]:

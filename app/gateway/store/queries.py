@@ -147,6 +147,19 @@ class SharedQueries:
         # stored JSON (model_dump_json, compact) says `"lateAnswer":{` for those alone.
         return [r[0] for r in rows if '"lateAnswer":{' in r[0]]
 
+    async def pending_counts(self, owner: str, person: str) -> tuple[int, int]:
+        """How many prompts are pending of this agent token, and of this person (the quotas
+        keep both small, so counting the pending rows is cheap)."""
+        row = (
+            await self.db.execute(
+                "SELECT COALESCE(SUM(CASE WHEN owner = ? THEN 1 ELSE 0 END), 0), COUNT(*) "
+                "FROM prompts WHERE status = 'pending' AND person = ?",
+                (owner, person),
+            )
+        ).fetchone()
+        assert row is not None  # an aggregate always has its row
+        return int(row[0]), int(row[1])
+
     async def pending_of_person(self, person: str) -> list[str]:
         rows = await self.db.execute(
             "SELECT id FROM prompts WHERE person = ? AND status = 'pending' ORDER BY n", (person,)

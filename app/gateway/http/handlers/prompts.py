@@ -13,6 +13,8 @@ from app.protocol import (
     DraftRequest,
     EngagedRequest,
     ErrorCode,
+    LateAnswerAckRequest,
+    LateAnswerClaimRequest,
     LateAnswerList,
     LateAnswerRequest,
     ProtocolError,
@@ -163,16 +165,32 @@ async def late_answer_prompt(call: Call) -> dict[str, Any]:
 
 
 async def late_answers(call: Call) -> dict[str, Any]:
-    """The person's late answers no agent has picked up (in a session), oldest first; with
-    none, waits up to `wait` seconds for one."""
+    """A look at the late answers waiting for this agent or project, oldest first (claiming
+    nothing); with none, waits up to `wait` seconds for one."""
     query = call.query
-    found = await call.gateway.wait_late_answers(call.person, query.session_key, query.wait)
+    found = await call.gateway.wait_late_answers(
+        call.person, query.session_key, query.wait, query.agent_id
+    )
+    return LateAnswerList(late_answers=found).to_wire()
+
+
+async def claim_late_answers(call: Call) -> dict[str, Any]:
+    """Take the late answers meant for this agent or project, under a lease (v1.5)."""
+    body: LateAnswerClaimRequest = call.body
+    found = await call.gateway.claim_late_answers(
+        call.person, body.session_key, body.agent_id, body.claim_id, body.lease_seconds, body.wait
+    )
     return LateAnswerList(late_answers=found).to_wire()
 
 
 async def acknowledge_late_answer(call: Call) -> dict[str, Any]:
-    """The agent has the late answer: it is delivered (idempotent)."""
-    return await call.gateway.acknowledge_late_answer(call.params["prompt_id"], call.person)
+    """The agent has the late answer: it is delivered (idempotent; with `claimId`, only by
+    the claim that holds it)."""
+    body: LateAnswerAckRequest | None = call.body
+    claim_id = body.claim_id if body is not None else None
+    return await call.gateway.acknowledge_late_answer(
+        call.params["prompt_id"], call.person, claim_id
+    )
 
 
 async def reply_to_prompt(call: Call) -> dict[str, Any]:

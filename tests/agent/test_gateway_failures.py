@@ -1,0 +1,159 @@
+"""When the gateway fails, the agent side steps aside in seconds (#52): the hooks make no
+decision (Claude Code asks in its terminal) and exit 0 with one line on stderr; `ask-user ask`
+and `ask_user()` end with a clear error. Against servers that misbehave on purpose: one that
+accepts and never answers, one that cannot write (503), one that is not the gateway (HTML)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from tests.support import AGENT_TOKEN
+
+from .test_claude_hook import DATABASE, _hook_input
+
+# Hangs are what these tests catch: a hook that gave up waits far less than this (it took
+# 45 s against a silent server, and 1,560 s against a 503, before).
+HANG = 20
+
+
+class _Silent:
+    """Accepts connections and never says a word."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.held.append(self.socket.accept()[0])
+            except OSError:
+                return
+
+    def close(self) -> None:
+        for held in self.held:
+            held.close()
+        self.socket.close()
+
+
+class _Answering(ThreadingHTTPServer):
+    """Answers every request with the same status and body."""
+
+    def __init__(self, status: int, body: bytes, content_type: str) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._answer()
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                self.rfile.read(length)
+                self._answer()
+
+            def _answer(self) -> None:
+                self.send_response(status)
+                self.send_header("content-type", content_type)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+SERVERS = {
+    "silent": _Silent,
+    "full-disk-503": lambda: _Answering(
+        503, b'{"error":{"code":"unavailable","message":"disk full"}}', "application/json"
+    ),
+    "html-200": lambda: _Answering(200, b"<html><body>Welcome to nginx</body></html>", "text/html"),
+    "wrong-json-200": lambda: _Answering(200, b'{"hello": "world"}', "application/json"),
+}
+
+
+@pytest.fixture(params=list(SERVERS))
+def failing(request) -> Iterator[Any]:
+    server = SERVERS[request.param]()
+    yield server
+    server.close()
+
+
+def _env(url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
+    env.update(ASK_USER_GATEWAY_URL=url, ASK_USER_AGENT_TOKEN=AGENT_TOKEN)
+    return env
+
+
+def _run(args: list[str], stdin: str, url: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args], input=stdin, env=_env(url),
+        capture_output=True, text=True, timeout=HANG,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "hook",
+    [
+        _hook_input(DATABASE),
+        {"session_id": "s1", "cwd": "/home/dev/code/shop", "hook_event_name": "Stop",
+         "stop_hook_active": False},
+    ],
+    ids=["pre-tool-use", "stop"],
+)  # fmt: skip
+def test_both_hooks_make_no_decision_and_say_one_line(failing, hook):
+    done = _run(["claude-hook"], json.dumps(hook), failing.url)
+    assert done.returncode == 0 and done.stdout == ""
+    assert "Traceback" not in done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert 1 <= len(lines) <= 2, done.stderr  # what failed, and what happens now
+    assert lines[-1].startswith(("ask-user:", "warning:")), done.stderr
+
+
+def test_ask_ends_with_a_clear_error_when_the_gateway_cannot_write(failing):
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "ask", "--question", "Deploy?", "--option", "Yes",
+         "--option", "No"],
+        env=_env(failing.url), capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("error:"), done.stderr
+
+
+def test_the_stop_hook_lets_a_continued_stop_through(gateway):
+    """Claude Code sets stop_hook_active when a stop hook already kept it going: the next
+    stop goes through, whatever is waiting, so it can never loop."""
+    from .test_claude_hook import PROJECT
+
+    hook = {"session_id": "s1", "cwd": PROJECT, "hook_event_name": "Stop", "stop_hook_active": True}
+    prompt = gateway.create(sessionKey=f"claude-code:{PROJECT}", timeoutSeconds=30)
+    gateway.clock.advance(31)
+    from tests.support import device_post
+
+    device_post(gateway.url, prompt["id"], "late-answer", {"answers": {"deploy_target": ["x"]}})
+    done = _run(["claude-hook"], json.dumps(hook), gateway.url)
+    assert (done.returncode, done.stdout) == (0, "")
+    hook["stop_hook_active"] = False
+    blocked = _run(["claude-hook"], json.dumps(hook), gateway.url)
+    assert json.loads(blocked.stdout)["decision"] == "block"
+    again = _run(["claude-hook"], json.dumps(hook), gateway.url)
+    assert again.stdout == ""  # once per late answer

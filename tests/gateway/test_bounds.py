@@ -1,0 +1,67 @@
+"""Bounds a person never meets (#52, PROTOCOL v1.5): a quota of pending prompts per agent
+token and per person (429 `too_many_pending`, saying which), a rate of drafts per device (429
+`too_many_drafts`), and the deadline moved by the person's answering at most once per 30 s.
+A real gateway on 127.0.0.1 with a clock the test moves, on both stores."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.protocol import limits
+from tests.support import OTHER_AGENT_TOKEN, prompt_body
+
+pytestmark = pytest.mark.both_stores
+
+
+def test_one_agent_token_cannot_fill_the_store_and_others_still_ask(gateway):
+    for n in range(limits.MAX_PENDING_PER_TOKEN):
+        gateway.create(session=f"s{n}")
+    refused = gateway.agent.post("/v1/prompts", json=prompt_body("one-more"))
+    assert refused.status_code == 429, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "too_many_pending" and "agent token" in error["message"]
+    listed = gateway.device.get("/v1/prompts", params={"limit": 500}).json()["prompts"]
+    assert len(listed) == limits.MAX_PENDING_PER_TOKEN  # nothing written
+    # The other token of the same person still has room (until the person's own quota).
+    other = gateway.client(OTHER_AGENT_TOKEN).post("/v1/prompts", json=prompt_body("other"))
+    assert other.status_code == 201, other.text
+    # An answer frees a slot.
+    first = listed[-1]
+    answered = gateway.device.post(
+        f"/v1/prompts/{first['id']}/answer", json={"answers": {"deploy_target": ["Production"]}}
+    )
+    assert answered.status_code == 200
+    assert gateway.agent.post("/v1/prompts", json=prompt_body("one-more")).status_code == 201
+
+
+def test_a_flood_of_drafts_is_refused_and_a_persons_pace_is_not(gateway):
+    prompt = gateway.create(timeoutSeconds=900)
+    url = f"/v1/prompts/{prompt['id']}/draft"
+    draft = {"answers": {"deploy_target": ["Prod"]}, "deviceId": "phone"}
+    statuses = [
+        gateway.device.put(url, json=draft).status_code for _ in range(limits.DRAFT_BURST + 5)
+    ]
+    assert statuses[: limits.DRAFT_BURST] == [200] * limits.DRAFT_BURST
+    assert 429 in statuses[limits.DRAFT_BURST :]
+    refused = gateway.device.put(url, json=draft)
+    assert refused.json()["error"]["code"] == "too_many_drafts"
+    gateway.clock.advance(1)  # a person's pace: a few a second
+    assert gateway.device.put(url, json=draft).status_code == 200
+
+
+def test_drafts_in_the_last_minutes_move_the_deadline_once_per_30_s(gateway):
+    prompt = gateway.create(timeoutSeconds=300)
+    gateway.clock.advance(300 - 60)  # a minute left
+    url = f"/v1/prompts/{prompt['id']}/draft"
+    versions, deadlines = [prompt["version"]], [prompt["expiresAt"]]
+    for _ in range(40):  # typing: a draft every quarter second for 10 s
+        put = gateway.device.put(url, json={"answers": {"deploy_target": ["Pr"]}, "deviceId": "p"})
+        assert put.status_code == 200, put.text
+        versions.append(put.json()["version"])
+        deadlines.append(put.json()["expiresAt"])
+        gateway.clock.advance(0.25)
+    assert len(set(deadlines)) == 2  # the original, and one move to 120 s from then
+    assert len(set(versions)) == 2
+    events = gateway.device.get("/v1/events", params={"after": 0, "limit": 500}).json()
+    moved = [e for e in events["events"] if e["type"] == "prompt.updated"]
+    assert len(moved) == 1  # the agent's wait woken once, not forty times
