@@ -170,6 +170,7 @@ def _answered(record: PromptRecord) -> PromptRecord:
             "status": "answered",
             "resolved_at": to_datetime(2_000),
             "answers": {"deploy_target": ["Production"]},
+            "version": record.version + 1,  # a resolution is one version on (#52)
         }
     )
 

@@ -27,6 +27,7 @@ def _record(prompt_id: str, session: str, status: str = "pending") -> PromptReco
         created_at=to_datetime(1_000),
         expires_at=to_datetime(61_000),
         answers={"deploy_target": ["Production"]} if status == "answered" else None,
+        version=1 if status == "pending" else 2,  # a resolution is one version on (#52)
     )
 
 

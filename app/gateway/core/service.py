@@ -393,8 +393,11 @@ class Gateway:
         )
         extended_json = extended.model_dump_json(by_alias=True)
         event = await self.store.extend(extended, extended_json, now_ms=now)
-        if event is None:  # resolved meanwhile, by another request or process
-            raise _already_resolved(await self._stored(prompt_id))
+        if event is None:  # resolved, or moved, meanwhile, by another request or process
+            fresh = await self._stored(prompt_id)
+            if fresh.is_pending:
+                return await self.engaged(prompt_id, person, device_id)  # from what it is now
+            raise _already_resolved(fresh)
         self.deadlines.add(wanted, prompt_id)
         self.waiters.prompt_changed(prompt_id)  # the agent hears of it now, not in a while
         self._publish(event)
@@ -781,7 +784,14 @@ class Gateway:
         remember = Remember(key.scope, resolved.to_wire(), key.asked) if key else None
         event = await self.store.resolve(resolved, resolved_json, remember=remember, now_ms=now)
         if event is None:  # another request, or another gateway process, got there first
-            raise _already_resolved(await self._stored(record.id))
+            fresh = await self._stored(record.id)
+            if fresh.is_pending and fresh.version != record.version:
+                # Changed meanwhile (the deadline moved): decide again from what it is now;
+                # an expiry whose deadline moved away is no expiry.
+                if status == "expired" and not fresh.overdue(now):
+                    raise _already_resolved(fresh)
+                return await self._resolve(fresh, status, resolved_by, answers, key)
+            raise _already_resolved(fresh)
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).
         self.waiters.prompt_resolved(record.id, resolved)
         self._publish(event)

@@ -302,23 +302,27 @@ _CREATE = {
     keep: _announced(_pg(INSERT_PROMPT) + " RETURNING id, person, record", keep=keep)
     for keep in (False, True)
 }
+_VERSION = "(record::json->>'version')::int"  # a prompt's version, as PostgreSQL reads it
 _RESOLVE = {
-    keep: _announced(_pg(RESOLVE_PROMPT) + ", id, record", keep=keep) for keep in (False, True)
+    keep: _announced(_pg(RESOLVE_PROMPT.format(version=_VERSION)) + ", id, record", keep=keep)
+    for keep in (False, True)
 }
 
 
-_EXTEND = {False: _announced(_pg(EXTEND_PROMPT) + ", id, record", keep=False)}
+_EXTEND = {
+    False: _announced(_pg(EXTEND_PROMPT.format(version=_VERSION)) + ", id, record", keep=False)
+}
+# FOR UPDATE: a resolution committed meanwhile is seen (the row is read again once its lock
+# is let go), so no draft event follows its prompt's resolution (#52).
 _DRAFT = {
     False: _announced(
-        "SELECT id, person, %s::text AS record FROM prompts WHERE id = %s AND status = 'pending'",
+        "SELECT id, person, %s::text AS record FROM prompts WHERE id = %s AND status = 'pending' "
+        "FOR UPDATE",
         keep=False,
     )
 }
 _AMEND = {
-    keep: _announced(
-        _pg(AMEND_PROMPT.format(version="(record::json->>'version')::int")) + ", id, record",
-        keep=keep,
-    )
+    keep: _announced(_pg(AMEND_PROMPT.format(version=_VERSION)) + ", id, record", keep=keep)
     for keep in (False, True)
 }
 

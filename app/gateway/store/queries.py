@@ -22,9 +22,12 @@ INSERT_PROMPT = (
     "ON CONFLICT (person, session_key, agent_id) WHERE status = 'pending' DO NOTHING"
 )
 # First change wins: only a pending prompt moves, and the statement says whose it was.
+# A change of a pending prompt is written only over the version it was made from (`{version}`:
+# the record's version in each dialect's JSON): an answer or an expiry made from a record read
+# before an extension must not put its deadline back (#52; PostgreSQL's processes raced so).
 RESOLVE_PROMPT = (
     "UPDATE prompts SET status = ?, resolved_ms = ?, record = ? "
-    "WHERE id = ? AND status = 'pending' RETURNING person"
+    "WHERE id = ? AND status = 'pending' AND {version} = ? RETURNING person"
 )
 
 
@@ -36,7 +39,7 @@ REMEMBER_COLUMNS = "idempotency (scope, body, created_ms, request_hash)"
 # A pending prompt's deadline moved: its record and its deadline column, if still pending.
 EXTEND_PROMPT = (
     "UPDATE prompts SET record = ?, expires_ms = ? WHERE id = ? AND status = 'pending' "
-    "RETURNING person"
+    "AND {version} = ? RETURNING person"
 )
 
 
@@ -59,13 +62,13 @@ def amend_row(record: PromptRecord, record_json: str, was_version: int) -> tuple
 
 
 def extend_row(record: PromptRecord, record_json: str) -> tuple[Any, ...]:
-    """EXTEND_PROMPT's values."""
-    return (record_json, record.expires_ms, record.id)
+    """EXTEND_PROMPT's values (the version it was made from: one before the record's)."""
+    return (record_json, record.expires_ms, record.id, record.version - 1)
 
 
 def resolve_row(record: PromptRecord, record_json: str, resolved_ms: int) -> tuple[Any, ...]:
-    """RESOLVE_PROMPT's values."""
-    return (record.status, resolved_ms, record_json, record.id)
+    """RESOLVE_PROMPT's values (the version it was made from: one before the record's)."""
+    return (record.status, resolved_ms, record_json, record.id, record.version - 1)
 
 
 def remember_row(remember: Remember, now_ms: int) -> tuple[Any, ...]:

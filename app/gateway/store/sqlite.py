@@ -140,6 +140,9 @@ def immediate(db: sqlite3.Connection) -> Iterator[None]:
         raise StoreUnavailable(exc) from exc
 
 
+_VERSION = "json_extract(record, '$.version')"  # a prompt's version, as SQLite reads it
+
+
 class SqliteDatabase:
     """The store's one connection, for the device registry and people (same file, same
     loop). Its calls never wait: a coroutine of it runs to the end at once."""
@@ -328,7 +331,13 @@ class PromptStore(SharedQueries):
     ) -> StoredEvent | None:
         params = resolve_row(record, record_json, now_ms)
         return self._change_pending(
-            RESOLVE_PROMPT, params, RESOLVED, record, record_json, remember, now_ms
+            RESOLVE_PROMPT.format(version=_VERSION),
+            params,
+            RESOLVED,
+            record,
+            record_json,
+            remember,
+            now_ms,
         )
 
     async def extend(
@@ -336,7 +345,13 @@ class PromptStore(SharedQueries):
     ) -> StoredEvent | None:
         params = extend_row(record, record_json)
         return self._change_pending(
-            EXTEND_PROMPT, params, UPDATED, record, record_json, None, now_ms
+            EXTEND_PROMPT.format(version=_VERSION),
+            params,
+            UPDATED,
+            record,
+            record_json,
+            None,
+            now_ms,
         )
 
     async def amend(
@@ -348,7 +363,7 @@ class PromptStore(SharedQueries):
         remember: Remember | None,
         now_ms: int,
     ) -> StoredEvent | None:
-        statement = AMEND_PROMPT.format(version="json_extract(record, '$.version')")
+        statement = AMEND_PROMPT.format(version=_VERSION)
         params = amend_row(record, record_json, was_version)
         return self._change_pending(
             statement, params, UPDATED, record, record_json, remember, now_ms
