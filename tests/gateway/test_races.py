@@ -89,4 +89,3 @@ def _versions_grow(gateway, prompt_id: str) -> None:
         if e["prompt"]["id"] == prompt_id and e["type"] != "prompt.draft"
     ]
     assert versions == sorted(set(versions))
-
