@@ -52,6 +52,10 @@ def canonicalize_answers(
         if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
             errors.append(FieldError(path, "must be an array of strings"))
             continue
+        most = len(question.options) + 1  # every option, and the Other field
+        if partial and len(raw) > most:  # a draft is what a card can hold (#52)
+            errors.append(FieldError(path, f"a draft holds at most {most} values, got {len(raw)}"))
+            continue
         values: list[str] = []
         for index, value in enumerate(raw):
             if not value.strip():

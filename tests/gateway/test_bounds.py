@@ -65,3 +65,36 @@ def test_drafts_in_the_last_minutes_move_the_deadline_once_per_30_s(gateway):
     events = gateway.device.get("/v1/events", params={"after": 0, "limit": 500}).json()
     moved = [e for e in events["events"] if e["type"] == "prompt.updated"]
     assert len(moved) == 1  # the agent's wait woken once, not forty times
+
+
+def test_a_draft_holds_no_more_than_a_card_can(gateway):
+    prompt = gateway.create()
+    url = f"/v1/prompts/{prompt['id']}/draft"
+    many = ["x" * 2000] * 30  # ~60 KB of "choices" for a question of two options
+    refused = gateway.device.put(url, json={"answers": {"deploy_target": many}, "deviceId": "p"})
+    assert refused.status_code == 422
+    assert refused.json()["error"]["fields"][0]["path"] == "answers.deploy_target"
+    card = {"answers": {"deploy_target": ["Production"]}, "deviceId": "p"}
+    assert gateway.device.put(url, json=card).status_code == 200
+
+
+def _paired(gateway, name: str):
+    code = gateway.admin.post("/v1/pairings", json={}).json()["code"]
+    paired = gateway.client(None).post("/v1/devices", json={"code": code, "name": name})
+    assert paired.status_code == 201, paired.text
+    return gateway.client(paired.json()["token"])
+
+
+def test_a_device_cannot_draft_under_another_paired_devices_id(gateway):
+    """The phone would take the tablet's draft for its own and ignore it (#52)."""
+    pixel, tablet = _paired(gateway, "Pixel"), _paired(gateway, "Tablet")
+    prompt = gateway.create()
+    url = f"/v1/prompts/{prompt['id']}/draft"
+    draft = {"answers": {"deploy_target": ["Prod"]}}
+    assert pixel.put(url, json={**draft, "deviceId": "pixel-self"}).status_code == 200
+    spoofed = tablet.put(url, json={**draft, "deviceId": "pixel-self"})
+    assert (
+        spoofed.status_code == 403 and "another paired device" in spoofed.json()["error"]["message"]
+    )
+    assert tablet.put(url, json={**draft, "deviceId": "tablet-self"}).status_code == 200
+    assert pixel.put(url, json={**draft, "deviceId": "pixel-self"}).status_code == 200

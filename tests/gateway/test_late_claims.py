@@ -192,3 +192,68 @@ def test_a_response_lost_on_the_way_loses_no_late_answer_and_doubles_none(gatewa
         proxy.server_close()
     delivered = [prompt_id for run in runs for prompt_id in run]
     assert sorted(delivered) == sorted(ids), runs
+
+
+COLLECTOR = """
+import pathlib, sys, time
+from app.agent import late_answers
+url, token = sys.argv[1], sys.argv[2]
+out, stop = pathlib.Path(sys.argv[3]), pathlib.Path(sys.argv[4])
+while not stop.exists():
+    for item in late_answers("claude-code:~/code/shop", gateway_url=url, token=token):
+        with out.open("a") as f:
+            f.write(item["promptId"] + "\\n")
+    time.sleep(0.05)
+"""
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("store_kind", ["sqlite", "postgres"], indirect=True)
+def test_kill_9_during_delivery_loses_none_and_doubles_none(tmp_path, store_kind, request):
+    """The probe's run: three agents of a project collecting at once while the gateway is
+    killed (-9) and started again four times; every late answer reaches exactly one."""
+    from tests.support import GatewayProcess, client, wait_until
+
+    extra = []
+    if store_kind == "postgres":
+        extra = ["--database-url", request.getfixturevalue("database_url")]
+    gateway = GatewayProcess(tmp_path / "gw", extra_args=extra).start()
+    agent = client(gateway.url, AGENT_TOKEN)
+    ids = []
+    for n in range(40):
+        body = {"sessionKey": PROJECT, "agentId": f"claude-code/{n}", "timeoutSeconds": 60,
+                "questions": [{"id": "q", "header": "Go", "question": f"Ship {n}?",
+                               "options": [{"label": "Yes"}, {"label": "No"}]}]}  # fmt: skip
+        prompt = agent.post("/v1/prompts", json=body).json()
+        agent.post(f"/v1/prompts/{prompt['id']}/cancel", json={"reason": "run-abort"})
+        late = device_post(gateway.url, prompt["id"], "late-answer", {"answers": {"q": ["Yes"]}})
+        assert late.status_code == 200, late.text
+        ids.append(prompt["id"])
+    agent.close()
+    stop = tmp_path / "stop"
+    outs = [tmp_path / f"got-{n}" for n in range(3)]
+    collectors = [
+        subprocess.Popen(
+            [sys.executable, "-c", COLLECTOR, gateway.url, AGENT_TOKEN, str(out), str(stop)],
+            stderr=subprocess.DEVNULL,
+        )
+        for out in outs
+    ]
+
+    def delivered() -> list[str]:
+        return [line for out in outs if out.exists() for line in out.read_text().split()]
+
+    try:
+        for _ in range(4):
+            seen = len(delivered())
+            wait_until(lambda seen=seen: len(delivered()) > seen or len(delivered()) == 40, 60)
+            gateway.kill()
+            gateway.start()
+        wait_until(lambda: len(delivered()) >= 40, 150, 0.2)
+    finally:
+        stop.touch()
+        for collector in collectors:
+            collector.wait(60)
+        gateway.kill()
+    got = delivered()
+    assert sorted(got) == sorted(ids), (len(got), len(set(got)))

@@ -91,6 +91,9 @@ def _conflict(what: str) -> ProtocolError:
 _EXPIRY = ResolvedBy(kind="system", reason="expired")
 
 
+EXPIRY_BATCH = 50  # prompts expired between two chances for other requests
+
+
 def _claimed_elsewhere(record: PromptRecord) -> ProtocolError:
     return ProtocolError(
         ErrorCode.CLAIMED_ELSEWHERE,
@@ -148,6 +151,7 @@ class Gateway:
         # after it ended (here or in another gateway process).
         self._late_waits: dict[str, list[asyncio.Future[None]]] = {}
         self._draft_buckets: dict[tuple[str, str], tuple[float, float]] = {}
+        self._device_ids: dict[str, str] = {}  # the id a device drafts under → its paired id
 
     # ---- life --------------------------------------------------------------------------
 
@@ -410,12 +414,15 @@ class Gateway:
         answers: dict[str, Any],
         device_id: str | None,
         device_name: str | None,
+        paired_id: str | None = None,
     ) -> PromptRecord:
         """What the person has chosen and typed so far on one device (v1.4), told to their
         other devices in a `prompt.draft` event; the latest wins there. Checked like an answer
         except that it may be partial; never stored with the prompt, so no agent sees it. It
-        is also the person answering: with little time left, the deadline moves."""
-        self._draft_allowed(person, device_id)
+        is also the person answering: with little time left, the deadline moves. `paired_id`:
+        the authenticated device, which alone may draft under the ids it uses (#52)."""
+        self._own_device_id(device_id, paired_id)
+        self._draft_allowed(person, paired_id or device_id)
         record = await self.get(prompt_id, person)
         if not record.is_pending:
             raise _already_resolved(record)
@@ -434,6 +441,20 @@ class Gateway:
             raise _already_resolved(await self._stored(prompt_id))
         self._publish(event)
         return record
+
+    def _own_device_id(self, device_id: str | None, paired_id: str | None) -> None:
+        """A device names itself in its drafts (its other windows know their own drafts by
+        it); a paired device may not use an id another paired device uses, or that device
+        would take the draft for its own and ignore it (403)."""
+        if device_id is None or paired_id is None:
+            return
+        owner = self._device_ids.setdefault(device_id, paired_id)
+        if owner != paired_id:
+            raise ProtocolError(
+                ErrorCode.FORBIDDEN, f"deviceId {device_id!r} is another paired device's"
+            )
+        if len(self._device_ids) > 100_000:  # bounded: forget, then learn again
+            self._device_ids.clear()
 
     def _draft_allowed(self, person: str, device_id: str | None) -> None:
         """A person types; a flood is not a person: each device gets DRAFT_BURST drafts,
@@ -739,10 +760,14 @@ class Gateway:
     # ---- deadlines ---------------------------------------------------------------------
 
     async def expire_due(self, now_ms: int) -> int:
-        """Expire every pending prompt whose deadline has come; returns how many."""
+        """Expire every pending prompt whose deadline has come; returns how many. Many at once
+        (a restart after a long stop) go in batches, the loop let go between them, so that
+        nobody else's request waits for all of them (#52)."""
         count = 0
-        for prompt_id in await self.store.due(now_ms):
+        for n, prompt_id in enumerate(await self.store.due(now_ms), start=1):
             count += (await self._expire(await self._stored(prompt_id)))[1]
+            if n % EXPIRY_BATCH == 0:
+                await asyncio.sleep(0)
         return count
 
     async def _settled(self, record: PromptRecord) -> PromptRecord:

@@ -151,7 +151,7 @@ async def draft_prompt(call: Call) -> dict[str, Any]:
     name = await call.auth.registry.name_of(paired) if paired is not None else None
     # The id the device gives itself (as in resolvedBy), so it knows its own draft again.
     record = await call.gateway.draft(
-        call.params["prompt_id"], call.person, body.answers, body.device_id or paired, name
+        call.params["prompt_id"], call.person, body.answers, body.device_id or paired, name, paired
     )
     return record.to_wire()
 
