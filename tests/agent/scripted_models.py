@@ -43,12 +43,17 @@ CLAUDE_QUESTIONS = {
 }
 BUILTIN_TOOL = "AskUserQuestion"
 TOOL_SUFFIX = "ask_user"
+TOOL_NAMES = ("ask_user", "ask_the_user")  # the second: ours, as Gemini CLI is offered it
 ASK_ID, SEARCH_ID = "toolu_ask_1", "toolu_search_1"
 _DEFERRED = re.compile(r"mcp__[\w-]+?__ask_user\b")
 
 
+def _is_ours(name: str) -> bool:
+    return name.endswith(TOOL_NAMES)
+
+
 def _tool_name(tools: list[dict[str, Any]] | None) -> str | None:
-    return next((name for _, name in _tools(tools) if name.endswith(TOOL_SUFFIX)), None)
+    return next((name for _, name in _tools(tools) if _is_ours(name)), None)
 
 
 def _tools(tools: list[dict[str, Any]] | None, namespace: str | None = None) -> list:
@@ -182,7 +187,7 @@ def _responses_result(items: list[dict[str, Any]]) -> str | None:
 
 def responses_stream(request: dict[str, Any]) -> bytes:
     offered = _tools(request.get("tools"))
-    namespace, tool = next(((ns, n) for ns, n in offered if n.endswith(TOOL_SUFFIX)), (None, None))
+    namespace, tool = next(((ns, n) for ns, n in offered if _is_ours(n)), (None, None))
     result = _responses_result(request.get("input") or [])
     if result is not None:
         text = f"ANSWERED: {result}"
@@ -231,6 +236,122 @@ def responses_stream(request: dict[str, Any]) -> bytes:
     )  # fmt: skip
 
 
+# ---- OpenAI Chat Completions (opencode, Copilot CLI) ----------------------------------------
+
+
+def _chat_result(messages: list[dict[str, Any]]) -> str | None:
+    for message in reversed(messages):
+        if message.get("role") == "tool":
+            content = message.get("content")
+            if isinstance(content, list):
+                content = "".join(part.get("text", "") for part in content)
+            return str(content)
+    return None
+
+
+def chat_reply(request: dict[str, Any]) -> dict[str, Any]:
+    """The assistant message of the scripted answer (a tool call, or text)."""
+    result = _chat_result(request.get("messages") or [])
+    tool = _tool_name(request.get("tools"))
+    if result is not None:
+        return {"role": "assistant", "content": f"ANSWERED: {result}"}
+    if tool is not None:
+        call = {"id": "call_ask_1", "type": "function",
+                "function": {"name": tool, "arguments": json.dumps(QUESTIONS)}}  # fmt: skip
+        return {"role": "assistant", "content": None, "tool_calls": [call]}
+    return {"role": "assistant", "content": "ok"}
+
+
+def chat_stream(request: dict[str, Any]) -> bytes:
+    message = chat_reply(request)
+    chunk_id, model = message_id("chatcmpl"), request.get("model", "scripted")
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        body = {"id": chunk_id, "object": "chat.completion.chunk", "created": 0, "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+        return f"data: {json.dumps(body)}\n\n".encode()
+
+    parts = [chunk({"role": "assistant", "content": ""})]
+    if message.get("tool_calls"):
+        call = message["tool_calls"][0]
+        parts.append(chunk({"tool_calls": [{"index": 0, **call}]}))
+        parts.append(chunk({}, "tool_calls"))
+    else:
+        parts.append(chunk({"content": message["content"]}))
+        parts.append(chunk({}, "stop"))
+    usage = {"id": chunk_id, "object": "chat.completion.chunk", "created": 0, "model": model,
+             "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 10,
+                                      "total_tokens": 20}}  # fmt: skip
+    parts.append(f"data: {json.dumps(usage)}\n\n".encode())
+    return b"".join(parts) + b"data: [DONE]\n\n"
+
+
+# ---- Gemini generateContent (Gemini CLI) ----------------------------------------------------
+
+
+def _gemini_tools(request: dict[str, Any]) -> list[str]:
+    return [
+        declaration.get("name", "")
+        for tool in request.get("tools") or []
+        for declaration in tool.get("functionDeclarations") or []
+    ]
+
+
+def _filled(schema: dict[str, Any]) -> Any:
+    """Some value a JSON schema accepts: what Gemini CLI's side calls (its model router) ask
+    for, answered at once (they retry for a minute otherwise)."""
+    kind = str(schema.get("type", "object")).lower()
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        properties = schema.get("properties") or {}
+        return {name: _filled(sub) for name, sub in properties.items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return False
+    return "simple"
+
+
+def gemini_reply(request: dict[str, Any]) -> dict[str, Any]:
+    """The scripted answer as a `GenerateContentResponse`."""
+    config = request.get("generationConfig") or {}
+    schema = config.get("responseJsonSchema") or config.get("responseSchema")
+    if schema is not None:
+        return _gemini_text(json.dumps(_filled(schema)))
+    contents = request.get("contents") or []
+    results = [
+        part["functionResponse"]
+        for content in contents
+        for part in content.get("parts") or []
+        if "functionResponse" in part and _is_ours(part["functionResponse"].get("name", ""))
+    ]
+    tool = next((name for name in _gemini_tools(request) if _is_ours(name)), None)
+    if results:
+        return _gemini_text(f"ANSWERED: {json.dumps(results[-1].get('response'))}")
+    if tool is not None:
+        return _gemini_parts({"functionCall": {"name": tool, "args": QUESTIONS}})
+    return _gemini_text("ok")
+
+
+def _gemini_text(text: str) -> dict[str, Any]:
+    return _gemini_parts({"text": text})
+
+
+def _gemini_parts(part: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 10,
+                          "totalTokenCount": 20},
+        "modelVersion": "scripted",
+        "responseId": message_id("gemini"),
+    }  # fmt: skip
+
+
 # ---- the server ----------------------------------------------------------------------------
 
 
@@ -265,6 +386,22 @@ class ScriptedModels:
                         })  # fmt: skip
                 elif path.endswith("/responses"):
                     self._stream(responses_stream(body))
+                elif path.endswith(":streamGenerateContent"):
+                    self._stream(f"data: {json.dumps(gemini_reply(body))}\r\n\r\n".encode())
+                elif path.endswith(":generateContent"):
+                    self._json(gemini_reply(body))
+                elif path.endswith(":countTokens"):
+                    self._json({"totalTokens": 10})
+                elif path.endswith("/chat/completions"):
+                    if body.get("stream"):
+                        self._stream(chat_stream(body))
+                    else:
+                        self._json({"id": message_id("chatcmpl"), "object": "chat.completion",
+                                    "created": 0, "model": body.get("model", "scripted"),
+                                    "choices": [{"index": 0, "message": chat_reply(body),
+                                                 "finish_reason": "stop"}],
+                                    "usage": {"prompt_tokens": 10, "completion_tokens": 10,
+                                              "total_tokens": 20}})  # fmt: skip
                 else:
                     self._json({"error": {"type": "not_found", "message": path}}, 404)
 
