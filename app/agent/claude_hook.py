@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.protocol import limits
 from app.protocol.asker import project_session_key
 
 from .caller import watch_caller
@@ -38,12 +39,14 @@ DECLINED = (
     "again; continue with your best judgment and say which choices you made."
 )
 ANSWERED = "The user answered on their phone (Ask User)."
+PREVIEW_CUT = "\n… (cut: the whole preview is in the terminal)"
 GATEWAY_DOWN_SECONDS = 3  # an unreachable gateway: Claude Code asks itself after this
 STOP_RETRY_SECONDS = 1.5  # the Stop hook's claim and each confirmation: a stop never waits long
 
 
 class CannotCarry(Exception):
-    """Questions the contract cannot carry (say, four of them): Claude Code asks itself."""
+    """Questions the contract cannot carry (more than Claude itself allows): Claude Code asks
+    itself."""
 
 
 def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -63,6 +66,8 @@ def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, s
             carried = {"label": option.get("label")}
             if option.get("description"):
                 carried["description"] = option["description"]
+            if isinstance(option.get("preview"), str) and option["preview"].strip():
+                carried["preview"] = cut_preview(option["preview"])
             options.append(carried)
         questions.append(
             {
@@ -77,11 +82,36 @@ def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, s
     return questions, texts
 
 
+def cut_preview(preview: str) -> str:
+    """A preview within what a prompt carries, cut at a line with a visible mark."""
+    if len(preview) <= limits.MAX_PREVIEW_CHARS:
+        return preview
+    room = limits.MAX_PREVIEW_CHARS - len(PREVIEW_CUT)
+    kept = preview[:room]
+    if "\n" in kept:
+        kept = kept[: kept.rindex("\n")]
+    return kept + PREVIEW_CUT
+
+
 def session_key(hook: dict[str, Any], environment: AgentEnvironment | None = None) -> str:
     """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
     env = environment or AgentEnvironment.read()
     project = env.claude_project_dir or hook.get("cwd") or os.getcwd()
     return project_session_key(SESSION_PREFIX, project, Path.home())
+
+
+def chosen_previews(
+    tool_input: dict[str, Any], texts: dict[str, str], values: dict[str, list[str]]
+) -> dict[str, dict[str, str]]:
+    """Claude's `annotations` for the answer: each question's chosen option's preview (as
+    Claude's own dialog returns it), keyed by the question's text."""
+    found: dict[str, dict[str, str]] = {}
+    for number, asked in enumerate(tool_input.get("questions") or [], start=1):
+        chosen = values.get(f"q{number}") or []
+        for option in asked.get("options") or []:
+            if option.get("label") in chosen and isinstance(option.get("preview"), str):
+                found[texts[f"q{number}"]] = {"preview": option["preview"]}
+    return found
 
 
 def decision(
@@ -91,12 +121,15 @@ def decision(
     if result.get("status") == "answered":
         values = result["answers"]["answers"]
         answers = {texts[qid]: ", ".join(values[qid]) for qid in texts if qid in values}
+        updated = {**tool_input, "answers": answers}
+        if notes := chosen_previews(tool_input, texts, values):
+            updated["annotations"] = notes
         return {
             "hookSpecificOutput": {
                 "hookEventName": EVENT,
                 "permissionDecision": "allow",
                 "permissionDecisionReason": ANSWERED,
-                "updatedInput": {**tool_input, "answers": answers},
+                "updatedInput": updated,
             }
         }
     if result.get("reason") == "dismissed":
@@ -199,6 +232,7 @@ def run_claude_hook(
             token=token,
             abort=stop,
             create_retry_seconds=GATEWAY_DOWN_SECONDS,
+            question_tool=TOOL,  # Claude's own: four questions, long texts, previews (v1.5)
         )
     except AskUserError as exc:
         _note(f"{exc}; Claude Code asks itself")

@@ -104,9 +104,12 @@ def prompt_body(
     session_key: str,
     run_id: str | None = None,
     agent_id: str | None = None,
+    question_tool: str | None = None,
 ) -> tuple[dict[str, Any], CreatePromptRequest]:
     """The create request for the tool's arguments, checked by the gateway's own rules and
-    messages before any request is made, with a fresh requestId (a retried create is safe)."""
+    messages before any request is made, with a fresh requestId (a retried create is safe).
+    `question_tool`: the program's own question tool they come from (v1.5), which allows
+    more than ask_user."""
     if unknown := set(arguments) - TOOL_ARGUMENTS:
         raise AskUserError(
             ErrorCode.INVALID_PROMPT, f"unknown properties: {', '.join(sorted(unknown))}"
@@ -116,6 +119,8 @@ def prompt_body(
         body["runId"] = run_id
     if agent_id is not None:
         body["agentId"] = agent_id
+    if question_tool is not None:
+        body["questionTool"] = question_tool
     try:
         request = validate_prompt(body)
     except ProtocolError as exc:
@@ -135,6 +140,7 @@ async def ask_user_async(
     token: str | None = None,
     abort: asking.AbortEvent | None = None,
     create_retry_seconds: float = CREATE_RETRY_SECONDS,
+    question_tool: str | None = None,
 ) -> dict[str, Any]:
     """Ask and wait; returns the specification's tool result dict exactly.
 
@@ -144,7 +150,11 @@ async def ask_user_async(
     if timeout_seconds is not None:
         arguments["timeoutSeconds"] = timeout_seconds
     body, request = prompt_body(
-        arguments, session_key=session_key, run_id=run_id, agent_id=agent_id
+        arguments,
+        session_key=session_key,
+        run_id=run_id,
+        agent_id=agent_id,
+        question_tool=question_tool,
     )
     async with HttpAsker(settings(gateway_url, token), create_retry_seconds) as asker:
         return await asking.ask(asker, body, request.timeout_seconds, abort)
@@ -371,6 +381,7 @@ def ask_user(
     token: str | None = None,
     abort: threading.Event | None = None,
     create_retry_seconds: float = CREATE_RETRY_SECONDS,
+    question_tool: str | None = None,
 ) -> dict[str, Any]:
     """The blocking form of ask_user_async. Ctrl-C cancels the prompt, then raises."""
     call = ask_user_async(
@@ -383,6 +394,7 @@ def ask_user(
         token=token,
         abort=abort,
         create_retry_seconds=create_retry_seconds,
+        question_tool=question_tool,
     )
     return _run_blocking(call)
 

@@ -2,6 +2,12 @@
 
 MIN_QUESTIONS = 1
 MAX_QUESTIONS = 3
+# A prompt made from a program's own question tool (`questionTool`, PROTOCOL v1.5: Claude's
+# AskUserQuestion) carries what that tool allows: four questions, longer texts, previews.
+MAX_PROGRAM_QUESTIONS = 4
+MAX_PROGRAM_LABEL_CHARS = 300
+MAX_PROGRAM_DESCRIPTION_CHARS = 2000
+MAX_PREVIEW_CHARS = 3000  # an option's preview (a mockup, code): longer ones are cut, marked
 MIN_OPTIONS = 2
 MAX_OPTIONS = 4
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
@@ -18,8 +19,10 @@ from pydantic import (
     Field,
     PlainSerializer,
     StrictBool,
+    ValidationError,
     field_validator,
     model_serializer,
+    model_validator,
 )
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
@@ -127,15 +130,20 @@ class ResponseModel(BaseModel):
 
 
 class Option(RequestModel):
-    """One choice. Its label is what the agent gets back when the person picks it."""
+    """One choice. Its label is what the agent gets back when the person picks it. The limits
+    here are the widest a prompt may have (a program's own question tool, v1.5); `ask_user`'s
+    own tighter ones are checked by the request (`AskUserRequest._tool_limits`)."""
 
+    # The schema says ask_user's limits; a program's question tool may go past them (v1.5).
     label: str = _text(minLength=1, maxLength=limits.MAX_LABEL_CHARS)
     description: str | None = _described(None, maxLength=limits.MAX_DESCRIPTION_CHARS)
+    # What the option looks like (a mockup, code), shown beside or under it (v1.5).
+    preview: str | None = _described(None, maxLength=limits.MAX_PREVIEW_CHARS)
 
     @field_validator("label")
     @classmethod
     def _label(cls, value: str) -> str:
-        value = _required_text(value, limits.MAX_LABEL_CHARS)
+        value = _required_text(value, limits.MAX_PROGRAM_LABEL_CHARS)
         if is_authored_other(value):
             raise _invalid(
                 'do not add an "Other" option: a free-text answer is always offered automatically'
@@ -148,19 +156,31 @@ class Option(RequestModel):
         if value is None or not value.strip():
             return None
         value = value.strip()
-        if len(value) > limits.MAX_DESCRIPTION_CHARS:
+        if len(value) > limits.MAX_PROGRAM_DESCRIPTION_CHARS:
             raise _invalid(
                 "at most {max} characters, got {got}",
-                max=limits.MAX_DESCRIPTION_CHARS,
+                max=limits.MAX_PROGRAM_DESCRIPTION_CHARS,
                 got=len(value),
             )
         return value
 
+    @field_validator("preview")
+    @classmethod
+    def _preview(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if len(value) > limits.MAX_PREVIEW_CHARS:
+            raise _invalid(
+                "at most {max} characters, got {got}", max=limits.MAX_PREVIEW_CHARS, got=len(value)
+            )
+        return value.rstrip()
+
     @model_serializer(mode="wrap")
     def _drop_missing_description(self, handler: Any) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if data.get("description") is None:
-            data.pop("description", None)
+        for optional in ("description", "preview"):
+            if data.get(optional) is None:
+                data.pop(optional, None)
         return data
 
 
@@ -231,6 +251,14 @@ class Question(RequestModel):
         return [option.label for option in self.options]
 
 
+# Set while a request is validated: made from a program's own question tool (v1.5)?
+_FROM_PROGRAM_TOOL: ContextVar[bool] = ContextVar("from_program_tool", default=False)
+
+
+def _too_long(most: int, text: str) -> str:
+    return f"at most {most} characters, got {len(text)}"
+
+
 def _clamp_timeout(value: Any) -> int:
     if value is None:
         return limits.DEFAULT_TIMEOUT_SECONDS
@@ -248,14 +276,63 @@ class AskUserRequest(RequestModel):
         minItems=limits.MIN_QUESTIONS,
         maxItems=limits.MAX_QUESTIONS,
         uniqueItems=True,
-        description="Question ids must be unique.",
+        description=f"Question ids must be unique. With questionTool (the program's own "
+        f"question tool the prompt was made from) up to {limits.MAX_PROGRAM_QUESTIONS} "
+        f"questions, labels of {limits.MAX_PROGRAM_LABEL_CHARS} and descriptions of "
+        f"{limits.MAX_PROGRAM_DESCRIPTION_CHARS} characters.",
     )
     timeout_seconds: int = Field(default=limits.DEFAULT_TIMEOUT_SECONDS)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _limits_of_its_tool(cls, data: Any, handler: Any) -> Any:
+        """Which limits hold (`_question_count`) is known from the request as sent."""
+        from_program = isinstance(data, dict) and data.get("questionTool") is not None
+        token = _FROM_PROGRAM_TOOL.set(from_program)
+        try:
+            return handler(data)
+        finally:
+            _FROM_PROGRAM_TOOL.reset(token)
 
     @field_validator("questions", mode="before")
     @classmethod
     def _question_count(cls, value: Any) -> Any:
-        return _count_between(value, limits.MIN_QUESTIONS, limits.MAX_QUESTIONS, "questions")
+        most = limits.MAX_PROGRAM_QUESTIONS if _FROM_PROGRAM_TOOL.get() else limits.MAX_QUESTIONS
+        return _count_between(value, limits.MIN_QUESTIONS, most, "questions")
+
+    @property
+    def from_program_tool(self) -> bool:
+        """Made from a program's own question tool (v1.5), which allows more than ask_user."""
+        return False
+
+    @model_validator(mode="after")
+    def _tool_limits(self) -> AskUserRequest:
+        """`ask_user`'s own limits (the specification's), unless made from a program's own
+        question tool; each breach named by its field."""
+        if self.from_program_tool:
+            return self
+        errors: list[tuple[tuple[str | int, ...], str]] = []
+        for q, question in enumerate(self.questions):
+            for o, option in enumerate(question.options):
+                where = ("questions", q, "options", o)
+                if len(option.label) > limits.MAX_LABEL_CHARS:
+                    errors.append(
+                        ((*where, "label"), _too_long(limits.MAX_LABEL_CHARS, option.label))
+                    )
+                if option.description and len(option.description) > limits.MAX_DESCRIPTION_CHARS:
+                    errors.append(
+                        ((*where, "description"),
+                         _too_long(limits.MAX_DESCRIPTION_CHARS, option.description))
+                    )  # fmt: skip
+        if errors:
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    {"type": PydanticCustomError("invalid", message), "loc": loc, "input": None}
+                    for loc, message in errors
+                ],
+            )
+        return self
 
     @field_validator("questions")
     @classmethod
@@ -297,6 +374,13 @@ class CreatePromptRequest(AskUserRequest):
     agent_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
     run_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
     request_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    # The program's own question tool this prompt was made from (v1.5: "AskUserQuestion"):
+    # it allows four questions, longer texts and previews, and the prompt carries them whole.
+    question_tool: str | None = _id_text(None, maxLength=64)
+
+    @property
+    def from_program_tool(self) -> bool:
+        return self.question_tool is not None
 
     @field_validator("session_key")
     @classmethod
@@ -313,7 +397,7 @@ class CreatePromptRequest(AskUserRequest):
             )
         return value
 
-    @field_validator("agent_id", "run_id", "request_id")
+    @field_validator("agent_id", "run_id", "request_id", "question_tool")
     @classmethod
     def _identifiers(cls, value: str | None) -> str | None:
         return _optional_identifier(value)

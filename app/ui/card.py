@@ -120,6 +120,38 @@ def OptionRow(
     )
 
 
+PREVIEW_HEIGHT = 220  # a preview taller than this scrolls inside its frame
+
+
+@ft.component
+def PreviewBlock(label: str, preview: str, strings: Strings) -> ft.Control:
+    """An option's preview (a mockup, code: v1.5) as its program shows it beside the option:
+    monospace, its lines kept, folded until asked for, scrolling inside a frame of its own at
+    any width (a wide line scrolls sideways rather than wrapping a mockup apart)."""
+    shown, set_shown = ft.use_state(False)
+    toggle = ft.TextButton(
+        strings("hide_preview" if shown else "show_preview"),
+        icon=ft.Icons.EXPAND_LESS if shown else ft.Icons.EXPAND_MORE,
+        on_click=lambda _: set_shown(not shown),
+        tooltip=label,
+    )
+    if not shown:
+        return toggle
+    code = ft.Text(preview, font_family="monospace", size=13, selectable=True, no_wrap=True)
+    frame = ft.Container(
+        ft.Column(
+            [ft.Row([code], scroll=ft.ScrollMode.AUTO)],
+            scroll=ft.ScrollMode.AUTO,
+            tight=True,
+        ),
+        height=min(PREVIEW_HEIGHT, 24 + 18 * (preview.count("\n") + 1)),
+        padding=8,
+        border_radius=8,
+        bgcolor=ft.Colors.SURFACE_CONTAINER_HIGHEST,
+    )
+    return ft.Column([toggle, frame], spacing=2, tight=True)
+
+
 @ft.component
 def QuestionBlock(
     prompt_id: str,
@@ -132,19 +164,27 @@ def QuestionBlock(
     """One question: its header, the sentence, every option, and an Other field."""
     qid = question.id
     rtl = is_rtl(question.question)
-    rows = [
-        OptionRow(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
-            question,
-            option.label,
-            option.description,
-            answer.is_chosen(option.label),
-            partial(screen.tap_option, prompt_id, qid, option.label),
-            partial(screen.set_option, prompt_id, qid, option.label),
-            strings,
-            key=option.label,
+    rows: list[ft.Control] = []
+    for option in question.options:
+        rows.append(
+            OptionRow(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                question,
+                option.label,
+                option.description,
+                answer.is_chosen(option.label),
+                partial(screen.tap_option, prompt_id, qid, option.label),
+                partial(screen.set_option, prompt_id, qid, option.label),
+                strings,
+                key=option.label,
+            )
         )
-        for option in question.options
-    ]
+        if option.preview:
+            rows.append(
+                ft.Container(
+                    PreviewBlock(option.label, option.preview, strings, key=f"p:{option.label}"),  # type: ignore[call-arg]
+                    padding=ft.Padding.only(left=40),
+                )
+            )
     options: ft.Control = ft.Column(
         rows, spacing=2, tight=True, horizontal_alignment=ft.CrossAxisAlignment.STRETCH
     )

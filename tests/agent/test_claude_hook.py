@@ -149,12 +149,61 @@ def test_expired_leaves_the_question_to_claude_code(gateway):
     assert "expired" in err
 
 
-def test_four_questions_are_left_to_claude_code_and_nothing_is_asked(gateway):
-    fourth = {**STYLE, "question": "Which license?", "header": "License"}
-    code, out, err = _finish(_hook(gateway.url, _hook_input(DATABASE, FEATURES, STYLE, fourth)))
+def test_five_questions_are_more_than_claude_allows_and_left_to_claude_code(gateway):
+    extra = [{**STYLE, "question": f"Which license {n}?", "header": f"L{n}"} for n in (4, 5)]
+    code, out, err = _finish(_hook(gateway.url, _hook_input(DATABASE, FEATURES, STYLE, *extra)))
     assert (code, out) == (0, "")
-    assert "1 to 3 questions" in err
+    assert "1 to 4 questions" in err
     assert gateway.device.get("/v1/prompts", params={"status": "all"}).json()["prompts"] == []
+
+
+LAYOUT = {
+    "question": "Which layout for the settings page?",
+    "header": "Layout",
+    "multiSelect": False,
+    "options": [
+        {"label": "Sidebar", "description": "Sections on the left. " * 15,
+         "preview": "+--------+------------------+\n| Menu   | Settings         |\n+--------+"},
+        {"label": "Tabs across the top of the page, one per section of the settings " * 2,
+         "description": "Sections as tabs", "preview": "[General] [Privacy] [Billing]"},
+    ],
+}  # fmt: skip
+
+
+def test_four_questions_long_texts_and_previews_reach_the_phone_whole(gateway):
+    """What Claude allows (v1.5): four questions, options with a preview (returned to Claude
+    in `annotations`), descriptions over 200 and labels over 64 characters."""
+    fourth = {**STYLE, "question": "Which license?", "header": "License"}
+    hook_input = _hook_input(LAYOUT, FEATURES, STYLE, fourth)
+    process = _hook(gateway.url, hook_input)
+    prompt = next_pending(gateway.url)
+    assert len(prompt["questions"]) == 4
+    sidebar, tabs = prompt["questions"][0]["options"]
+    assert sidebar["preview"].startswith("+--------+") and "Menu" in sidebar["preview"]
+    assert sidebar["description"] == LAYOUT["options"][0]["description"].strip()
+    assert tabs["label"] == LAYOUT["options"][1]["label"].strip() and len(tabs["label"]) > 64
+    answers = {"q1": [sidebar["label"]], "q2": ["Search"], "q3": ["Black"], "q4": ["Ruff format"]}
+    assert device_post(gateway.url, prompt["id"], "answer", {"answers": answers}).status_code == 200
+    code, out, _ = _finish(process)
+    assert code == 0
+    updated = json.loads(out)["hookSpecificOutput"]["updatedInput"]
+    assert updated["answers"][LAYOUT["question"]] == "Sidebar"
+    assert updated["annotations"] == {
+        LAYOUT["question"]: {"preview": LAYOUT["options"][0]["preview"]}
+    }
+
+
+def test_a_preview_too_long_to_carry_is_cut_with_a_mark(gateway):
+    long_preview = "\n".join(f"line {n:04d} " + "x" * 60 for n in range(200))
+    layout = {**LAYOUT, "options": [{**LAYOUT["options"][0], "preview": long_preview},
+                                    LAYOUT["options"][1]]}  # fmt: skip
+    process = _hook(gateway.url, _hook_input(layout))
+    prompt = next_pending(gateway.url)
+    shown = prompt["questions"][0]["options"][0]["preview"]
+    assert shown.endswith("(cut: the whole preview is in the terminal)")
+    assert shown.startswith("line 0000") and len(shown) <= 3000
+    device_post(gateway.url, prompt["id"], "dismiss", {})
+    assert _finish(process)[0] == 0
 
 
 def test_a_gateway_that_is_down_leaves_the_question_to_claude_code():

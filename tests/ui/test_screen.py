@@ -309,7 +309,8 @@ def test_an_expired_prompt_is_answered_anyway_from_its_summary(screen):
                resolvedBy={"kind": "system", "reason": "expired"}),
         record("pr_hand", 2, status="cancelled", resolvedAt=ended,
                resolvedBy={"kind": "agent", "reason": "changed-mind"}),
-        record("pr_old", 3, status="expired",
+        record("pr_old", 3, status="expired",  # its deadline two days ago (#52)
+               expiresAt=(NOW - timedelta(days=2)).isoformat(),
                resolvedAt=(NOW - timedelta(days=2)).isoformat()),
     )  # fmt: skip
     for refused in ("pr_hand", "pr_old"):
