@@ -22,7 +22,7 @@ from app.protocol.text import shown_label
 
 from .screen import Screen
 from .state import Clock, scroll_key
-from .theme import TAP
+from .theme import MONO_FONT_FAMILY, TAP
 
 URGENT_SECONDS = 60
 
@@ -136,8 +136,8 @@ def PreviewBlock(label: str, preview: str, strings: Strings) -> ft.Control:
         tooltip=label,
     )
     if not shown:
-        return toggle
-    code = ft.Text(preview, font_family="monospace", size=13, selectable=True, no_wrap=True)
+        return ft.Row([toggle])  # at the start of the line, as the opened one
+    code = ft.Text(preview, font_family=MONO_FONT_FAMILY, size=13, selectable=True, no_wrap=True)
     frame = ft.Container(
         ft.Column(
             [ft.Row([code], scroll=ft.ScrollMode.AUTO)],

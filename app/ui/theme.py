@@ -1,11 +1,15 @@
-"""Light and dark themes, the bundled Persian-capable font, and the touch sizes."""
+"""Light and dark themes, the bundled fonts (Persian-capable; monospace), and the touch sizes."""
 
 from __future__ import annotations
 
 import flet as ft
 
 FONT_FAMILY = "Vazirmatn"
-FONTS = {FONT_FAMILY: "fonts/Vazirmatn-Regular.ttf"}
+MONO_FONT_FAMILY = "DejaVu Sans Mono"  # previews of options (mockups, code) keep their columns
+FONTS = {
+    FONT_FAMILY: "fonts/Vazirmatn-Regular.ttf",
+    MONO_FONT_FAMILY: "fonts/DejaVuSansMono.ttf",
+}
 SEED = ft.Colors.INDIGO
 TAP = 48  # the smallest tappable size, in logical pixels, on every platform
 

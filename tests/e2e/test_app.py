@@ -391,6 +391,47 @@ def test_long_labels_wrap_on_a_320_px_phone(browser, stack, agent):
             assert box is None or box["x"] + box["width"] <= 320.5, (role, box)
 
 
+MOCKUP = (
+    "+--------+-------------------------------------------+\n"
+    "| Menu   | Settings: notifications, privacy, billing |\n"
+    "+--------+-------------------------------------------+"
+)
+PREVIEWED = [
+    {
+        "id": "layout",
+        "header": "Layout",
+        "question": "Which layout for the settings page?",
+        "options": [
+            {"label": "Sidebar", "preview": MOCKUP},
+            {"label": "Tabs", "preview": "[General] [Privacy] [Billing]"},
+        ],
+    }
+]
+
+
+def test_a_preview_is_folded_under_its_option_and_opens_on_a_320_px_phone(browser, stack, agent):
+    """#51: Claude's AskUserQuestion options may carry a preview (a mockup, code): the card
+    shows it folded under the option; a tap opens it in a monospace frame that scrolls
+    sideways inside the phone's width, and the option is still chosen as any other."""
+    gateway, app = stack
+    asked = ask(agent, gateway, PREVIEWED, question_tool="AskUserQuestion")
+    page = open_app(browser, app.url, "phone-320")
+    expect(option(page, "Sidebar")).to_be_visible(timeout=TIMEOUT)
+    shows = page.get_by_role("button", name=re.compile("Show preview"))
+    expect(shows).to_have_count(2, timeout=TIMEOUT)
+    shows.first.click()
+    expect(page.get_by_role("button", name=re.compile("Hide preview"))).to_be_visible(
+        timeout=TIMEOUT
+    )
+    shot(page, "40-phone-320-preview")
+    for role in ("button", "radio"):
+        for element in page.get_by_role(role).all():
+            box = element.bounding_box()
+            assert box is None or box["x"] + box["width"] <= 320.5, (role, box)
+    option(page, "Sidebar").click()  # one question, one tap: sent (after its Undo)
+    assert asked.result(timeout=60)["answers"]["answers"] == {"layout": ["Sidebar"]}
+
+
 def test_wide_screen_is_a_centred_column_with_buttons_by_the_content(browser, stack, agent):
     gateway, app = stack
     ask(agent, gateway, THREE)
