@@ -101,10 +101,11 @@ def _anthropic_results(messages: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def anthropic_reply(
-    request: dict[str, Any], builtin: bool = False
+    request: dict[str, Any], builtin: bool = False, claude_questions: dict | None = None
 ) -> tuple[list[dict[str, Any]], str]:
     """The content blocks of the scripted answer, and its stop reason. `builtin`: ask with
-    Claude Code's own AskUserQuestion instead of our MCP tool."""
+    Claude Code's own AskUserQuestion (`claude_questions`, else CLAUDE_QUESTIONS) instead of
+    our MCP tool."""
     tool = _tool_name(request.get("tools"))
     results = _anthropic_results(request.get("messages") or [])
     if ASK_ID in results:
@@ -113,7 +114,7 @@ def anthropic_reply(
         if not _tool_name_is(request, BUILTIN_TOOL) or results:
             return [{"type": "text", "text": "ok"}], "end_turn"
         return [{"type": "tool_use", "id": ASK_ID, "name": BUILTIN_TOOL,
-                 "input": CLAUDE_QUESTIONS}], "tool_use"  # fmt: skip
+                 "input": claude_questions or CLAUDE_QUESTIONS}], "tool_use"  # fmt: skip
     if tool is None:
         deferred = _DEFERRED.search(json.dumps(request.get("messages") or []))
         if deferred and not results and _tool_name_is(request, "ToolSearch"):
@@ -131,8 +132,10 @@ def _tool_name_is(request: dict[str, Any], name: str) -> bool:
     return any(tool.get("name") == name for tool in request.get("tools") or [])
 
 
-def anthropic_stream(request: dict[str, Any], builtin: bool = False) -> bytes:
-    blocks, stop = anthropic_reply(request, builtin)
+def anthropic_stream(
+    request: dict[str, Any], builtin: bool = False, claude_questions: dict | None = None
+) -> bytes:
+    blocks, stop = anthropic_reply(request, builtin, claude_questions)
     usage = {"input_tokens": 10, "output_tokens": 10}
     message = {
         "id": message_id(),
@@ -359,7 +362,7 @@ class ScriptedModels:
     """Both APIs on one port; `requests` keeps (path, body) of every call, for the test.
     `builtin`: Claude's script asks with AskUserQuestion rather than our MCP tool."""
 
-    def __init__(self, builtin: bool = False) -> None:
+    def __init__(self, builtin: bool = False, claude_questions: dict | None = None) -> None:
         requests: list[tuple[str, dict[str, Any]]] = []
         self.requests = requests
 
@@ -375,9 +378,9 @@ class ScriptedModels:
                     self._json({"input_tokens": 10})
                 elif path.endswith("/messages"):
                     if body.get("stream"):
-                        self._stream(anthropic_stream(body, builtin))
+                        self._stream(anthropic_stream(body, builtin, claude_questions))
                     else:
-                        blocks, stop = anthropic_reply(body, builtin)
+                        blocks, stop = anthropic_reply(body, builtin, claude_questions)
                         self._json({
                             "id": message_id(), "type": "message", "role": "assistant",
                             "model": body.get("model", "scripted"), "content": blocks,

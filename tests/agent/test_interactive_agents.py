@@ -125,3 +125,62 @@ def test_claude_code_killed_while_its_own_question_waits_takes_it_off_the_phone(
         assert [p["id"] for p in cancelled] == [prompt["id"]]
     finally:
         models.close()
+
+
+FOUR = {
+    "questions": [
+        {
+            "question": "Which layout for the settings page?",
+            "header": "Layout",
+            "multiSelect": False,
+            "options": [
+                {"label": "Sidebar", "description": "Sections on the left",
+                 "preview": "+------+----------+\n| Menu | Settings |\n+------+----------+"},
+                {"label": "Tabs", "description": "Sections as tabs",
+                 "preview": "[General] [Privacy] [Billing]"},
+            ],
+        },
+        *[
+            {"question": f"Ship step {n} now?", "header": f"Step {n}", "multiSelect": False,
+             "options": [{"label": "Yes", "description": "Go on"},
+                         {"label": "No", "description": "Wait"}]}
+            for n in (2, 3, 4)
+        ],
+    ]
+}  # fmt: skip
+
+
+@pytest.mark.timeout(300)
+def test_claude_code_tui_asks_four_questions_with_a_preview_on_the_phone(
+    gateway, project, tmp_path, terminals
+):
+    """What Claude's own AskUserQuestion allows reaches the phone whole (#51): four
+    questions, an option's preview; the answers (and the chosen preview) go back to Claude."""
+    models = ScriptedModels(builtin=True, claude_questions=FOUR)
+    try:
+        terminal = _claude_tui(tmp_path, gateway, models, project, terminals)
+        prompt = _ask(terminal, gateway)
+        assert len(prompt["questions"]) == 4
+        assert "| Menu |" in prompt["questions"][0]["options"][0]["preview"]
+        answers = {"q1": ["Sidebar"], "q2": ["Yes"], "q3": ["No"], "q4": ["Yes"]}
+        answered = device_post(gateway.url, prompt["id"], "answer", {"answers": answers})
+        assert answered.status_code == 200
+        screen = terminal.wait_for(lambda s: "Answered Claude's questions" in s, 90)
+        assert "Which layout for the settings page? → Sidebar" in screen
+        assert "Ship step 3 now? → No" in screen
+
+        def results() -> list[str]:
+            return [
+                json.dumps(block)
+                for _, body in list(models.requests)
+                for message in body.get("messages") or []
+                if isinstance(message.get("content"), list)
+                for block in message["content"]
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
+            ]
+
+        wait_until(results, 120, 0.5)  # the model's next turn carries the tool's result
+        got = results()
+        assert "Sidebar" in got[-1] and "Ship step 3 now?" in got[-1], got[-1]
+    finally:
+        models.close()
