@@ -9,12 +9,18 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import secrets
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
+from app.protocol.asker import project_session_key
+
 EXIT_ANSWERED, EXIT_ERROR, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 1, 2, 130
+ASK_PROGRAM = "ask-user"  # how `ask` names itself on the card
 
 
 def add_connection_flags(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +31,8 @@ def add_connection_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--session-key",
         default=None,
-        help="the conversation (default: $ASK_USER_SESSION_KEY or 'main')",
+        help="the conversation (default: $ASK_USER_SESSION_KEY, else this folder's, "
+        "program:~/path, asked in a slot of its own)",
     )
     parser.add_argument("--agent-id")
     parser.add_argument("--run-id")
@@ -136,17 +143,21 @@ def run_ask(args: argparse.Namespace) -> int:
         print(f"error: unknown properties: {', '.join(sorted(unknown))}", file=sys.stderr)
         return EXIT_ERROR
     stop = _stop_on_signals()
+    chosen_key = args.session_key or prompt.get("sessionKey") or AgentEnvironment.read().session_key
+    # Unnamed, it asks in its folder's slot, as `ask-user mcp` does (v1.4): two shells in two
+    # folders both ask, and the card says "ask-user · shop" (#53).
+    session_key = chosen_key or project_session_key(ASK_PROGRAM, os.getcwd(), Path.home())
+    agent_id = args.agent_id or prompt.get("agentId")
+    if agent_id is None and chosen_key is None:
+        agent_id = f"{ASK_PROGRAM}/{secrets.token_hex(4)}"
     try:
         result = ask_user(
             prompt.get("questions", []),
             timeout_seconds=args.timeout
             if args.timeout is not None
             else prompt.get("timeoutSeconds"),
-            session_key=args.session_key
-            or prompt.get("sessionKey")
-            or AgentEnvironment.read().session_key
-            or "main",
-            agent_id=args.agent_id or prompt.get("agentId"),
+            session_key=session_key,
+            agent_id=agent_id,
             run_id=args.run_id or prompt.get("runId"),
             gateway_url=args.gateway_url,
             token=args.token,

@@ -13,7 +13,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.support import AGENT_TOKEN, DEVICE_TOKEN, client, device_post, next_pending
+from tests.support import AGENT_TOKEN, DEVICE_TOKEN, client, device_post, next_pending, wait_until
 
 
 def _env(gateway) -> dict[str, str]:
@@ -333,3 +333,56 @@ def test_tools_list_answered_before_the_sdk_loads_is_the_sdks_own_answer(gateway
     by_the_sdk = _mcp_lines(gateway, [ping, MCP_INITIALIZE, initialized, listing], 3)
     assert early[1] == by_the_sdk[2] == answered[1]
     assert early[2]["result"] == by_the_sdk[2]["result"]
+
+
+def test_two_shells_in_two_folders_both_ask_and_the_cards_name_the_folder(gateway, tmp_path):
+    """#53: `ask-user ask` asks in its folder's slot, as `ask-user mcp` does; the second shell
+    no longer exits "this session already has a pending prompt"."""
+    from app.protocol.asker import asker_label
+
+    folders = [tmp_path / "shop", tmp_path / "blog"]
+    runs = []
+    for folder in folders:
+        folder.mkdir()
+        runs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "app",
+                    "ask",
+                    "--question",
+                    f"Deploy {folder.name}?",
+                    "--option",
+                    "Yes",
+                    "--option",
+                    "No",
+                ],
+                env=_env(gateway),
+                cwd=folder,
+                text=True,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
+    try:
+        prompts = wait_until(
+            lambda: (
+                (p := gateway.device.get("/v1/prompts").json()["prompts"]) and len(p) == 2 and p
+            ),
+            30,
+            0.1,
+        )
+        labels = sorted(asker_label(p["sessionKey"], p["agentId"]) for p in prompts)
+        assert labels == ["ask-user · blog", "ask-user · shop"]
+        for prompt in prompts:
+            device_post(gateway.url, prompt["id"], "answer", {"answers": {"answer": ["Yes"]}})
+        for run in runs:
+            out, err = run.communicate(timeout=30)
+            assert run.returncode == 0, err
+            assert '"answer": ["Yes"]' in out
+    finally:
+        for run in runs:
+            if run.poll() is None:
+                run.kill()
