@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from app.protocol import limits
 from app.protocol.asker import project_session_key
 
 EXIT_ANSWERED, EXIT_ERROR, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -142,6 +143,14 @@ def run_ask(args: argparse.Namespace) -> int:
     if unknown := set(prompt) - known:
         print(f"error: unknown properties: {', '.join(sorted(unknown))}", file=sys.stderr)
         return EXIT_ERROR
+    asked_timeout = args.timeout if args.timeout is not None else prompt.get("timeoutSeconds")
+    whole = isinstance(asked_timeout, int) and not isinstance(asked_timeout, bool)
+    if whole and (waits := limits.clamp_timeout(asked_timeout)) != asked_timeout:  # said
+        print(
+            f"note: a question waits {limits.MIN_TIMEOUT_SECONDS}-"
+            f"{limits.MAX_TIMEOUT_SECONDS} s; {asked_timeout} s became {waits} s",
+            file=sys.stderr,
+        )
     stop = _stop_on_signals()
     chosen_key = args.session_key or prompt.get("sessionKey") or AgentEnvironment.read().session_key
     # Unnamed, it asks in its folder's slot, as `ask-user mcp` does (v1.4): two shells in two

@@ -27,6 +27,7 @@ from app.protocol import (
 )
 from app.protocol.errors import describe
 from app.protocol.local_gateway import AGENT_TOKEN_ENV, TOKENS_FILE
+from app.protocol.pairing import url_problem
 
 from . import asking
 from .environment import DEFAULT_GATEWAY_URL, AgentEnvironment
@@ -73,6 +74,12 @@ def settings(
     env = environment or AgentEnvironment.read()
     local = env.local_gateway()
     url = gateway_url or env.gateway_url or local.get("url") or DEFAULT_GATEWAY_URL
+    if (problem := url_problem(url)) is not None:  # at once, not after 15 s of retries (#53)
+        why = "it needs http:// or https://" if problem == "url_scheme" else "it names no host"
+        raise AskUserError(
+            "invalid_gateway_url",
+            f"{url!r} is not a gateway address: {why}, e.g. http://127.0.0.1:8765",
+        )
     token = token or env.token or local.get("token")
     if not token:
         data_dir = env.data_dir()

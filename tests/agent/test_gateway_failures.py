@@ -157,3 +157,33 @@ def test_the_stop_hook_lets_a_continued_stop_through(gateway):
     assert json.loads(blocked.stdout)["decision"] == "block"
     again = _run(["claude-hook"], json.dumps(hook), gateway.url)
     assert again.stdout == ""  # once per late answer
+
+
+def test_a_gateway_url_without_a_scheme_is_refused_at_once():
+    """#53: it retried for 15 s before failing; Settings refuses it at once, so does `ask`."""
+    env = _env("http://unused")
+    env.pop("ASK_USER_GATEWAY_URL")
+    done = subprocess.run(
+        [sys.executable, "-m", "app", "ask", "--gateway-url", "127.0.0.1:19001",
+         "--question", "Deploy?", "--option", "Yes", "--option", "No"],
+        env=env, capture_output=True, text=True, timeout=HANG,
+    )  # fmt: skip
+    assert done.returncode == 1
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("error:") and "http://" in line and "127.0.0.1:19001" in line
+
+
+def test_a_timeout_out_of_range_is_said_not_silently_changed(gateway):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app", "ask", "--timeout", "10", "--question", "Deploy?",
+         "--option", "Yes", "--option", "No"],
+        env=_env(gateway.url), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    from tests.support import device_post, next_pending
+
+    prompt = next_pending(gateway.url)
+    device_post(gateway.url, prompt["id"], "answer", {"answers": {"answer": ["Yes"]}})
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "10 s became 30 s" in err
