@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -18,6 +19,8 @@ from typing import Any, Protocol, TypeVar
 import anyio
 
 from app.protocol.backoff import backoff_delay
+
+log = logging.getLogger("ask_user.agent")
 
 RUN_ABORT = "run-abort"
 RESULT_WAIT_SECONDS = 30
@@ -133,9 +136,11 @@ async def wait_result(
                 if aborted(abort):
                     return None
             result = poll.result()
-        except Unreachable:
+        except Unreachable as exc:
             if time.monotonic() > give_up_at:  # the deadline has long passed: it expired
                 return {"status": "no_answer", "reason": "expired"}
+            if attempt == 0:  # said once per outage, not silent for a minute (#53)
+                log.warning("lost the gateway (%s); still waiting, trying again", exc)
             await sleep_or_abort(backoff(attempt), abort)
             attempt += 1
             continue

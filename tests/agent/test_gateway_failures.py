@@ -187,3 +187,34 @@ def test_a_timeout_out_of_range_is_said_not_silently_changed(gateway):
     _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "10 s became 30 s" in err
+
+
+def test_a_waiting_ask_says_once_that_it_lost_the_gateway_then_gets_the_answer(tmp_path):
+    """#53: while the gateway was gone a waiting `ask-user ask` said nothing for a minute."""
+    from tests.support import GatewayProcess, device_post, next_pending, wait_until
+
+    gateway = GatewayProcess(tmp_path / "gw").start()
+    err_path = tmp_path / "err"
+    with err_path.open("w") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app", "ask", "--question", "Deploy?", "--option", "Yes",
+             "--option", "No"],
+            env=_env(gateway.url), text=True, stdout=subprocess.PIPE, stderr=err,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    try:
+        prompt = next_pending(gateway.url)
+        # Its create answered (logged once the response is out): now it is waiting.
+        wait_until(lambda: "POST /v1/prompts 201" in gateway.log(), 30, 0.05)
+        gateway.kill()
+        wait_until(lambda: "lost the gateway" in err_path.read_text(), 30, 0.1)
+        gateway.start()
+        device_post(gateway.url, prompt["id"], "answer", {"answers": {"answer": ["Yes"]}})
+        out, _ = process.communicate(timeout=60)
+        assert process.returncode == 0 and '"answer": ["Yes"]' in out
+        said = err_path.read_text()
+        assert said.count("lost the gateway") == 1 and "Traceback" not in said, said
+    finally:
+        if process.poll() is None:
+            process.kill()
+        gateway.kill()
