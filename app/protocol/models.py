@@ -593,6 +593,12 @@ class LateAnswer(ResponseModel):
     delivered_at: UtcTime | None = None
     claim: LateClaim | None = None
 
+    def confirmed_for(self, claim_id: str | None) -> bool:
+        """Delivered, to this claim (None: to whichever)."""
+        if self.delivered_at is None:
+            return False
+        return claim_id is None or (self.claim is not None and self.claim.claim_id == claim_id)
+
     def claimable_by(self, claim_id: str, now_ms: int) -> bool:
         """Undelivered, and held by nobody else: never claimed, this claim's, or a lapsed
         lease (its agent never confirmed it)."""

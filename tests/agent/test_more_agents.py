@@ -7,9 +7,7 @@ answer reaches the model as the tool's result."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,9 +16,10 @@ import pytest
 
 from app.protocol.asker import asker_label
 from tests.agent.scripted_models import ScriptedModels
-from tests.support import AGENT_TOKEN, DEVICE_TOKEN, client, device_post, npm_package
+from tests.support import DEVICE_TOKEN, client, device_post, npm_package
 
 from .test_real_agents import _binary
+from .test_real_agents import _home as set_up_home
 
 ANSWERED = '{"answers": {"color": ["Light"]}}'
 
@@ -33,21 +32,8 @@ def models() -> Iterator[ScriptedModels]:
 
 
 def _home(tmp_path: Path, gateway, program: str) -> tuple[dict[str, str], Path]:
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ASK_USER_", "GEMINI", "GOOGLE", "COPILOT", "XDG_", "OPENAI"))
-    }
-    env["HOME"] = str(home)
-    done = subprocess.run(
-        [sys.executable, "-m", "app", "setup", program, "--gateway-url", gateway.url,
-         "--token", AGENT_TOKEN],
-        env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    return env, home
+    env = set_up_home(tmp_path, gateway, program)
+    return env, Path(env["HOME"])
 
 
 def _answered_from_the_phone(gateway, asked: list[dict]) -> threading.Thread:

@@ -55,16 +55,18 @@ def project(tmp_path) -> Path:
     return folder
 
 
+# Variables that point a program (or ours) at settings elsewhere than the temporary HOME.
+AGENT_VARIABLES = ("ASK_USER_", "CLAUDE", "ANTHROPIC", "CODEX", "OPENAI", "GEMINI", "GOOGLE",
+                   "COPILOT", "XDG_")  # fmt: skip
+
+
 def _home(tmp_path: Path, gateway, client_name: str) -> dict[str, str]:
     """A temporary HOME set up by `ask-user setup <client>` alone; the environment the
-    programs run in, with nothing of ours in it but HOME."""
+    programs run in, with nothing of ours, nor any agent program's own settings, in it but
+    HOME."""
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("ASK_USER_", "CLAUDE", "ANTHROPIC", "CODEX", "OPENAI"))
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(AGENT_VARIABLES)}
     env["HOME"] = str(home)
     done = subprocess.run(
         [sys.executable, "-m", "app", "setup", client_name, "--gateway-url", gateway.url,

@@ -234,20 +234,18 @@ class Gateway:
         """429 `too_many_pending` when this agent token, or this person, already has as many
         pending prompts as anyone answers (#52); says which."""
         of_owner, of_person = await self.store.pending_counts(owner, person)
-        if of_owner >= limits.MAX_PENDING_PER_TOKEN:
-            raise ProtocolError(
-                ErrorCode.TOO_MANY_PENDING,
-                f"this agent token has {of_owner} prompts pending, its limit "
-                f"({limits.MAX_PENDING_PER_TOKEN}): wait for answers, or cancel some",
-                extra={"limit": limits.MAX_PENDING_PER_TOKEN, "of": "token"},
-            )
-        if of_person >= limits.MAX_PENDING_PER_PERSON:
-            raise ProtocolError(
-                ErrorCode.TOO_MANY_PENDING,
-                f"this person has {of_person} prompts pending, the limit "
-                f"({limits.MAX_PENDING_PER_PERSON}): wait for answers, or cancel some",
-                extra={"limit": limits.MAX_PENDING_PER_PERSON, "of": "person"},
-            )
+        for held, most, whose, who in (
+            (of_owner, limits.MAX_PENDING_PER_TOKEN, "token", "this agent token has {n} "
+             "prompts pending, its limit"),
+            (of_person, limits.MAX_PENDING_PER_PERSON, "person", "this person has {n} "
+             "prompts pending, the limit"),
+        ):  # fmt: skip
+            if held >= most:
+                raise ProtocolError(
+                    ErrorCode.TOO_MANY_PENDING,
+                    f"{who.format(n=held)} ({most}): wait for answers, or cancel some",
+                    extra={"limit": most, "of": whose},
+                )
 
     async def owned(self, owner: str, prompt_id: str) -> PromptRecord:
         found = await self.store.get(prompt_id)
@@ -617,15 +615,12 @@ class Gateway:
             raise ProtocolError(
                 ErrorCode.NOT_FOUND, f"prompt {prompt_id} has no late answer to acknowledge"
             )
-        held_by = late.claim.claim_id if late.claim is not None else None
         if late.delivered_at is not None:
-            if claim_id is None or claim_id == held_by:
+            if late.confirmed_for(claim_id):
                 return record.to_wire()
             raise _claimed_elsewhere(record)
         now = self.clock.now_ms()
-        if claim_id is not None and not late.claimable_by(claim_id, now):
-            raise _claimed_elsewhere(record)
-        if claim_id is None and not late.claimable_by("", now):
+        if not late.claimable_by(claim_id or "", now):  # no claim: only what nobody holds
             raise _claimed_elsewhere(record)
         update: dict[str, Any] = {"delivered_at": to_datetime(now)}
         if claim_id is not None:
@@ -635,10 +630,8 @@ class Gateway:
             amended = await self._amend(record, {"late_answer": delivered}, None, now)
         except ProtocolError:
             fresh = await self.get(prompt_id, person)  # a racing claim or confirmation
-            if fresh.late_answer is not None and fresh.late_answer.delivered_at is not None:
-                fresh_claim = fresh.late_answer.claim
-                if claim_id is None or (fresh_claim and fresh_claim.claim_id == claim_id):
-                    return fresh.to_wire()
+            if fresh.late_answer is not None and fresh.late_answer.confirmed_for(claim_id):
+                return fresh.to_wire()
             raise _claimed_elsewhere(fresh) from None
         return amended.to_wire()
 
