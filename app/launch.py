@@ -308,7 +308,8 @@ def run(args: argparse.Namespace, demo: bool = False) -> int:
 def serve_web(main: Callable[..., Any], host: str, port: int, assets_dir: str) -> None:
     """The app for browsers: Flet's own FastAPI app (its documented way to host), served by
     uvicorn, so the page's title, description and install manifest say Ask User, not Flet
-    (`ft.run` passes no app name). Nothing is loaded from a CDN.
+    (`ft.run` passes no app name). Nothing is loaded from a CDN, and its Content-Security-Policy
+    says so (app/page_policy.py).
 
     The renderer is Flutter's own choice (AUTO): skwasm (the client compiled to WebAssembly,
     drawing on a worker: Flet serves the page cross-origin isolated) in Chromium-based
@@ -341,8 +342,11 @@ def serve_web(main: Callable[..., Any], host: str, port: int, assets_dir: str) -
         if (fonts / family).is_dir():
             served = StaticFiles(directory=fonts / family)
             web.router.routes.insert(0, Mount(f"/assets/fonts/{family}", app=served))
+    from app.page_policy import PagePolicy
+
     # A stop (Ctrl-C, SIGTERM) closes the app's sockets after at most this long.
-    uvicorn.run(web, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
+    policed = PagePolicy(web)  # what the page may load: only from here
+    uvicorn.run(policed, host=host, port=port, log_level="warning", timeout_graceful_shutdown=3)
 
 
 def quiet_transport_log() -> None:

@@ -15,7 +15,7 @@ import httpx
 
 from app.device import LocalStore
 from app.device.environment import STORE_FILE
-from app.device.preferences import CARDS, Preferences
+from app.device.preferences import AUTO, CARDS, Preferences, WebLayout
 from tests.support import DEVICE_TOKEN, free_port, wait_until
 
 CHROMIUM_FLAGS = [
@@ -42,13 +42,14 @@ class AppProcess:
 
     `layout="cards"` (the default here) sets the browser to stack questions in cards, as the
     phone and desktop apps always do: most browser tests stand in for those apps. `"stepper"`
-    leaves a new browser's own default, the docked stepper."""
+    sets the docked stepper at any width; `"auto"` leaves a new browser's own default (cards
+    in a phone-sized window, the stepper in a wide one)."""
 
     def __init__(
         self,
         data_dir: Path,
         gateway_url: str | None,
-        layout: str = CARDS,
+        layout: WebLayout = CARDS,
         tree: Path | None = None,
         token: str = DEVICE_TOKEN,
     ) -> None:
@@ -71,9 +72,9 @@ class AppProcess:
         if self.gateway_url is not None:
             env.update(ASK_USER_GATEWAY_URL=self.gateway_url, ASK_USER_DEVICE_TOKEN=self.token)
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        if self.layout == CARDS:
+        if self.layout != AUTO:  # as chosen in Settings
             store = LocalStore(self.data_dir / STORE_FILE)
-            replace(Preferences.load(store), web_layout=CARDS).save(store)
+            replace(Preferences.load(store), web_layout=self.layout).save(store)
             store.close()
         with self.log.open("a") as out:
             self.process = subprocess.Popen(

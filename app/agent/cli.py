@@ -22,13 +22,17 @@ from app.protocol.asker import project_session_key
 
 EXIT_ANSWERED, EXIT_ERROR, EXIT_NO_ANSWER, EXIT_INTERRUPTED = 0, 1, 2, 130
 ASK_PROGRAM = "ask-user"  # how `ask` names itself on the card
+# Where the gateway and the token come from when no flag names them (app/agent/environment.py).
+URL_ORDER = (
+    "$ASK_USER_GATEWAY_URL, else the address in this machine's gateway.json (a gateway "
+    "or the app running here), else http://127.0.0.1:8765"
+)
+TOKEN_ORDER = "$ASK_USER_AGENT_TOKEN, else the agent token in this machine's tokens.json"
 
 
 def add_connection_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--gateway-url", help="default: $ASK_USER_GATEWAY_URL or http://127.0.0.1:8765"
-    )
-    parser.add_argument("--token", help="agent token (default: $ASK_USER_AGENT_TOKEN)")
+    parser.add_argument("--gateway-url", help=f"default: {URL_ORDER}")
+    parser.add_argument("--token", help=f"agent token (default: {TOKEN_ORDER})")
     parser.add_argument(
         "--session-key",
         default=None,
@@ -197,10 +201,8 @@ def build_claude_hook_parser(parser: argparse.ArgumentParser) -> argparse.Argume
         "asks on your phone, prints Claude Code's decision. Set it up with `setup claude-code`."
     )
     parser.add_argument("--timeout", type=int, help="seconds (30-3600, default 900)")
-    parser.add_argument(
-        "--gateway-url", help="default: $ASK_USER_GATEWAY_URL or http://127.0.0.1:8765"
-    )
-    parser.add_argument("--token", help="agent token (default: $ASK_USER_AGENT_TOKEN)")
+    parser.add_argument("--gateway-url", help=f"default: {URL_ORDER}")
+    parser.add_argument("--token", help=f"agent token (default: {TOKEN_ORDER})")
     return parser
 
 

@@ -11,9 +11,11 @@ from typing import Literal
 
 from .store import LocalStore
 
-WebLayout = Literal["stepper", "cards"]
+WebLayout = Literal["auto", "stepper", "cards"]
+AUTO: WebLayout = "auto"  # a browser's default: cards in a phone-sized window, else the stepper
 CARDS: WebLayout = "cards"  # every question stacked, as the phone and desktop apps do
-STEPPER: WebLayout = "stepper"  # the specification's docked stepper (a browser's default)
+STEPPER: WebLayout = "stepper"  # the specification's docked stepper
+WEB_LAYOUTS: tuple[WebLayout, ...] = (AUTO, CARDS, STEPPER)
 
 _LANGUAGE, _ONE_TAP, _WEB_LAYOUT = "language", "one_tap", "web_layout"
 
@@ -22,14 +24,14 @@ _LANGUAGE, _ONE_TAP, _WEB_LAYOUT = "language", "one_tap", "web_layout"
 class Preferences:
     language: str = "en"
     one_tap: bool = True  # one tap on an option answers a prompt of one single-choice question
-    web_layout: WebLayout = STEPPER  # in a browser
+    web_layout: WebLayout = AUTO  # in a browser
 
     @classmethod
     def load(cls, store: LocalStore) -> Preferences:
         return cls(
             language=store.get_meta(_LANGUAGE) or "en",
             one_tap=store.get_meta(_ONE_TAP) != "0",
-            web_layout=CARDS if store.get_meta(_WEB_LAYOUT) == CARDS else STEPPER,
+            web_layout=next((w for w in WEB_LAYOUTS if w == store.get_meta(_WEB_LAYOUT)), AUTO),
         )
 
     def save(self, store: LocalStore) -> None:

@@ -251,7 +251,15 @@ class DeviceCore:
                     return
                 try:
                     await client.draft(prompt_id, answers, self.device_id)
-                except (GatewayError, httpx.TransportError) as exc:  # answered, or offline
+                except GatewayError as exc:
+                    if exc.code != ErrorCode.TOO_MANY_DRAFTS:  # answered, or not theirs
+                        log.debug("could not share the draft of %s: %s", prompt_id, exc)
+                        continue
+                    # Typed faster than the gateway takes drafts: the newest goes after a
+                    # pause, so the other devices end on what the person typed last.
+                    self._drafts_out.setdefault(prompt_id, answers)
+                    await asyncio.sleep(min(5.0, float(exc.body.get("retryAfter") or 1)))
+                except httpx.TransportError as exc:  # offline
                     log.debug("could not share the draft of %s: %s", prompt_id, exc)
         finally:
             self._draft_senders.pop(prompt_id, None)

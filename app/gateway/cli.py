@@ -72,7 +72,7 @@ def _log_lightly() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .server import serve
+    from .server import bind, serve
 
     try:
         flags = {k: v for k, v in vars(args).items() if k in GatewaySettings.model_fields}
@@ -108,6 +108,11 @@ def run(args: argparse.Namespace) -> int:
         engaged_grace_seconds=settings.engaged_grace,
         postgres=settings.postgres,
     )
+    try:  # bound first: a port in use is said before any line that says it serves
+        sock = bind(host, port)
+    except OSError as exc:
+        print(f"error: cannot listen on {host}:{port}: {exc.strerror}", file=sys.stderr)
+        return 1
     where = "PostgreSQL" if settings.database_url else data_dir
     print(f"Ask User gateway on {url_for(host, port)}  (data: {where})", flush=True)
     if tokens.file is not None:
@@ -116,11 +121,7 @@ def run(args: argparse.Namespace) -> int:
     print(_pairing_hint(config), flush=True)
     if config.notify_urls:
         print(f"New prompts are announced to {len(config.notify_urls)} notifier(s)", flush=True)
-    try:
-        serve(config, log_level=settings.log_level)
-    except OSError as exc:
-        print(f"error: cannot listen on {host}:{port}: {exc.strerror}", file=sys.stderr)
-        return 1
+    serve(config, log_level=settings.log_level, sock=sock)
     return 0
 
 

@@ -44,7 +44,8 @@ def _server(app: GatewayApp, log_level: str) -> uvicorn.Server:
     )
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int) -> socket.socket:
+    """The listening address, taken before anything is said about it (OSError if in use)."""
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
@@ -52,10 +53,12 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(config: GatewayConfig, log_level: str = "info") -> None:
-    """Serve in the foreground until interrupted."""
+def serve(
+    config: GatewayConfig, log_level: str = "info", sock: socket.socket | None = None
+) -> None:
+    """Serve in the foreground until interrupted, on `sock` when already bound."""
     server = _server(create_app(config), log_level)
-    sock = _bind(config.host, config.port)
+    sock = sock or bind(config.host, config.port)
     # What start-up loaded (the framework, the models' schemas) lives as long as the process:
     # freezing it keeps the collector from walking it on every full collection (#8, tail
     # latency with thousands of parked polls).
@@ -80,7 +83,7 @@ class EmbeddedGateway:
     def __post_init__(self) -> None:
         self.app = create_app(self.config, self.clock)
         self._server = _server(self.app, self.log_level)
-        self._sock = _bind(self.config.host, self.config.port)
+        self._sock = bind(self.config.host, self.config.port)
         self.port = self._sock.getsockname()[1]
         self.app.own_url = self.url  # answer links name the port it really got
         self._thread = threading.Thread(target=self._run, name="ask-user-gateway", daemon=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 ENGLISH, PERSIAN = "en", "fa"
@@ -79,7 +81,10 @@ _EN = {
     "dismissed_undo": "Dismissed — sent in {seconds} s",
     "answered_undo": "“{answer}” — sent in {seconds} s",
     "one_tap": "Answer a single question with one tap (with Undo)",
-    "stepper_setting": "In this browser, one question at a time in a panel at the bottom",
+    "layout_setting": "Questions in this browser",
+    "layout_auto": "By the window: cards on a phone, one at a time when wide",
+    "layout_cards": "Every question stacked in its card",
+    "layout_stepper": "One question at a time, in a panel at the bottom",
     "web_one_device": "Every tab and browser that opens this page is this one device. For "
     "another device of its own, install the app there and pair it, or start another copy of "
     "this page with its own folder: ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port "
@@ -88,6 +93,7 @@ _EN = {
     "show_older": "Show older ({count})",
     "step_of": "Question {n} of {count}",
     "more_waiting": "{count} more waiting",
+    "pick_waiting": "Choose which question to answer",
     "back": "Back",
     "next": "Next",
     "collapse_question": "Hide the question",
@@ -103,6 +109,8 @@ _EN = {
     "pair_title": "Pair with a gateway",
     "pair_intro": "Run `python -m app pair` where the gateway runs and scan its QR code with "
     "this phone's camera — or paste its link here, or type its address and code.",
+    "pair_intro_web": "Run `python -m app pair` where the gateway runs, then paste its link "
+    "here, or type its address and code.",
     "pair_link_or_url": "Pairing link or gateway URL",
     "pair_code": "Code",
     "pair": "Pair",
@@ -171,9 +179,9 @@ _FA = {
     "conn_connected": "متصل",
     "conn_connecting": "در حال اتصال…",
     "conn_reconnecting": "آفلاین: {url} پاسخ نمی‌دهد — تلاش دوباره تا {seconds} ثانیه دیگر",
-    "url_scheme": "نشانی دروازه باید با http:// یا https:// آغاز شود، مانند "
-    "http://192.168.1.20:8765 (این نشانی «{url}» است).",
-    "url_host": "نشانی دروازه پس از «//» نشانی ندارد، مانند http://192.168.1.20:8765 "
+    "url_scheme": "نشانی دروازه باید با `http://` یا `https://` آغاز شود، مانند "
+    "`http://192.168.1.20:8765` (این نشانی «{url}» است).",
+    "url_host": "نشانی دروازه پس از «//» نشانی ندارد، مانند `http://192.168.1.20:8765` "
     "(این نشانی «{url}» است).",
     "conn_unauthorized": "دروازه توکن این دستگاه را نپذیرفت (لغو شده؟). تنظیمات را باز کنید و "
     "دوباره جفت کنید.",
@@ -198,15 +206,19 @@ _FA = {
     "dismissed_undo": "رد شد — ارسال تا {seconds} ثانیه دیگر",
     "answered_undo": "«{answer}» — ارسال تا {seconds} ثانیه دیگر",
     "one_tap": "پاسخ به یک پرسش تکی با یک لمس (با امکان برگرداندن)",
-    "stepper_setting": "در این مرورگر، هر بار یک پرسش در قابی پایین صفحه",
+    "layout_setting": "پرسش‌ها در این مرورگر",
+    "layout_auto": "بر پایهٔ پنجره: کارت‌ها در گوشی، یکی‌یکی در پنجرهٔ پهن",
+    "layout_cards": "همهٔ پرسش‌ها روی هم در کارتشان",
+    "layout_stepper": "هر بار یک پرسش، در قابی پایین صفحه",
     "web_one_device": "هر زبانه و هر مرورگری که این صفحه را باز کند، همین یک دستگاه است. برای "
     "دستگاهی جدا، برنامه را آن‌جا نصب و جفت کنید، یا نسخهٔ دیگری از این صفحه را با پوشهٔ "
-    "خودش اجرا کنید: ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port 8551 "
-    "--no-gateway و سپس آن را جفت کنید.",
+    "خودش اجرا کنید: `ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port 8551 "
+    "--no-gateway` و سپس آن را جفت کنید.",
     "empty_history": "پاسخ‌های شما این‌جا به شکل خلاصه می‌مانند.",
     "show_older": "نمایش قدیمی‌ترها ({count})",
     "step_of": "پرسش {n} از {count}",
     "more_waiting": "{count} پرسش دیگر در انتظار",
+    "pick_waiting": "انتخاب پرسشی برای پاسخ",
     "back": "قبلی",
     "next": "بعدی",
     "collapse_question": "پنهان کردن پرسش",
@@ -215,13 +227,15 @@ _FA = {
     "connect_agent": "اتصال یک عامل",
     "agent_url": "نشانی دروازه برای عامل‌ها",
     "agent_token_file": "پروندهٔ توکن عامل",
-    "agent_env": "عامل‌ها ASK_USER_GATEWAY_URL و ASK_USER_AGENT_TOKEN را می‌خوانند.",
+    "agent_env": "عامل‌ها `ASK_USER_GATEWAY_URL` و `ASK_USER_AGENT_TOKEN` را می‌خوانند.",
     "copy": "رونوشت",
     "filter": "صافی گفتگو",
     "connection": "اتصال: {state}",
     "pair_title": "جفت شدن با دروازه",
     "pair_intro": "روی رایانهٔ دروازه `python -m app pair` را اجرا کنید و کد QR آن را با دوربین "
     "گوشی بخوانید — یا پیوندش را اینجا بچسبانید، یا نشانی و کد را بنویسید.",
+    "pair_intro_web": "روی رایانهٔ دروازه `python -m app pair` را اجرا کنید، سپس پیوندش را "
+    "اینجا بچسبانید، یا نشانی و کد را بنویسید.",
     "pair_link_or_url": "پیوند جفت‌سازی یا نشانی دروازه",
     "pair_code": "کد",
     "pair": "جفت کن",
@@ -233,7 +247,7 @@ _FA = {
     "دستگاهی دیگر) پاسخ داده شد؛ آنچه فرستاده شد در تاریخچه است.",
     "choice_expired": "وقت «{header}» پیش از فرستادن انتخاب شما تمام شد؛ «با این حال پاسخ بده» "
     "آن را هنوز به عامل می‌رساند.",
-    "pair_failed_input": "نشانی دروازه (http://… یا https://…) و کد را وارد کنید.",
+    "pair_failed_input": "نشانی دروازه (`http://…` یا `https://…`) و کد را وارد کنید.",
     "pair_failed_code": "این کد ناشناخته، به‌کاررفته یا منقضی است. با `python -m app pair` کد "
     "تازه‌ای بسازید.",
     "pair_failed_limit": "کدهای نادرست زیادی وارد شد. یک دقیقه صبر کنید و دوباره بکوشید.",
@@ -257,10 +271,25 @@ class Strings:
         return self.language in RTL_LANGUAGES
 
     def __call__(self, key: str, **values: object) -> str:
-        """The text for `key`; integers put in it are written with the language's digits."""
-        table = _TABLES.get(self.language, _EN)
-        shown = {k: self.digits(v) if isinstance(v, int) else v for k, v in values.items()}
-        return table.get(key, _EN[key]).format(**shown)
+        """The text for `key`; integers put in it are written with the language's digits. In
+        a right-to-left language each value put in, and each code of the text (marked with
+        backticks, never shown), is isolated in its own direction: a command, a path or a
+        URL inside Persian read scrambled (the `--` pieces moved, a leading `/` at the end)."""
+        text = _TABLES.get(self.language, _EN).get(key, _EN[key])
+        text = _CODE.sub(lambda code: self.code(code[1]), text)  # marks, not for reading
+        return text.format(**{k: self._put_in(v) for k, v in values.items()})
+
+    def _put_in(self, value: object) -> str:
+        if isinstance(value, int):
+            return self.digits(value)  # the app's own number: in the language's digits
+        text = str(value)
+        if self.rtl and any(unicodedata.bidirectional(c) == "L" for c in text):
+            return f"{FIRST_STRONG_ISOLATE}{text}{POP_ISOLATE}"  # a URL, a name: its own run
+        return text
+
+    def code(self, text: str) -> str:
+        """A command, path or URL as its own left-to-right run, whatever the language."""
+        return f"{LTR_ISOLATE}{text}{POP_ISOLATE}" if self.rtl else text
 
     def digits(self, value: object) -> str:
         """`value` as text, with Persian digits in the Persian UI (the app's own numbers only:
@@ -273,6 +302,9 @@ class Strings:
 
 
 _PERSIAN_DIGITS = str.maketrans("0123456789", "۰۱۲۳۴۵۶۷۸۹")
+# Unicode's directional isolates (UAX #9): a run laid out in its own direction, as a unit.
+LTR_ISOLATE, FIRST_STRONG_ISOLATE, POP_ISOLATE = "\u2066", "\u2068", "\u2069"
+_CODE = re.compile(r"`([^`]+)`")  # code in a table's text: shown without the marks
 
 
 def countdown(seconds: float) -> str:

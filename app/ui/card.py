@@ -21,8 +21,9 @@ from app.protocol.strings import Strings
 from app.protocol.text import shown_label
 
 from .screen import Screen
-from .state import Clock, scroll_key
+from .state import Clock, DraftedElsewhere, scroll_key
 from .theme import MONO_FONT_FAMILY, TAP
+from .typed_field import TypedField
 
 URGENT_SECONDS = 60
 
@@ -203,11 +204,11 @@ def QuestionBlock(
         screen.set_typing(True)
         screen.focus(prompt_id, qid)
 
-    other = ft.TextField(
+    other = TypedField(
+        answer.other,
+        partial(screen.set_other, prompt_id, qid),
         label=strings("other"),
         hint_text=strings("other_hint"),
-        value=answer.other,
-        on_change=lambda e: screen.set_other(prompt_id, qid, e.control.value or ""),
         on_focus=focused,
         on_blur=lambda _: screen.set_typing(False),
         on_submit=lambda _: screen.confirm(prompt_id),
@@ -289,17 +290,18 @@ def LateRow(strings: Strings) -> ft.Control:
     )
 
 
-def DraftLine(where: str, strings: Strings) -> ft.Control:
-    """These choices were made on another device (or window) and are not sent (v1.4);
-    `where` is the whole line ("Chosen on Pixel · not sent yet")."""
+def DraftLine(where: DraftedElsewhere, strings: Strings) -> ft.Control:
+    """These choices were made on another device (or window) and are not sent (v1.4):
+    "Chosen on Pixel · not sent yet"."""
     return ft.Row(
         [
             ft.Icon(ft.Icons.DEVICES, color=ft.Colors.ON_SURFACE_VARIANT, size=18),
             ft.Text(
-                where,
+                where.said(strings),
                 size=13,
                 color=ft.Colors.ON_SURFACE_VARIANT,
                 expand=True,
+                rtl=strings.rtl,
             ),
         ],
         spacing=6,
@@ -423,7 +425,7 @@ def PromptCard(
     strings: Strings,
     linked: bool = False,
     late: bool = False,
-    drafted: str | None = None,
+    drafted: DraftedElsewhere | None = None,
 ) -> ft.Control:
     """An inline card for one pending prompt; all its questions stacked. Outlined when a link
     opened it. `late`: an expired or run-stopped prompt answered anyway (v1.4): no countdown,

@@ -19,18 +19,19 @@ from app.device import (
     Settings,
     TimelineItem,
 )
-from app.device.preferences import CARDS, STEPPER, Preferences
+from app.device.preferences import AUTO, STEPPER, Preferences
 from app.device.store import created_key
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
 from app.protocol.pairing import url_problem
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
-from .state import HISTORY_SHOWN, AppOptions, Clock, ScreenState, SettingsDraft
+from .state import HISTORY_SHOWN, AppOptions, Clock, DraftedElsewhere, ScreenState, SettingsDraft
 
 HISTORY_PAGE = 100  # summaries read from the store at first
 OLDER_STEP = 24  # summaries more drawn by each "Show older"
 UNDO_SECONDS = 5.0
+WIDE_WINDOW = 600  # px: a narrower browser window is a phone's, where cards read best
 NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
 _LAST_PAIR_LINK = "last_pair_link"
 
@@ -76,12 +77,14 @@ def _waits(item: TimelineItem) -> bool:
 
 
 def docked(state: ScreenState) -> TimelineItem | None:
-    """The prompt the browser's stepper shows: the one a link opened while it waits, else the
-    oldest waiting (the rest wait their turn in order)."""
+    """The prompt the browser's stepper shows: the one the person picked from those waiting,
+    or a link opened, while it waits; else the oldest (the rest wait their turn in order)."""
     if not state.stepper or not state.waiting:
         return None
-    linked = next((i for i in state.waiting if i.id == state.linked), None)
-    return linked or state.waiting[-1]
+    for wanted in (state.docked_choice, state.linked):
+        if chosen := next((i for i in state.waiting if i.id == wanted), None):
+            return chosen
+    return state.waiting[-1]
 
 
 def one_tap_answer(state: ScreenState, prompt_id: str) -> str | None:
@@ -143,10 +146,11 @@ class Screen:
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
         chosen = Preferences.load(core.store)
+        self._layout = chosen.web_layout  # in a browser; the apps always stack the questions
         self.state = ScreenState(
             language=chosen.language,
             one_tap=chosen.one_tap,
-            stepper=self._uses_stepper(chosen),
+            stepper=self._uses_stepper(width=0),
             options=options,
             web=web,
         )
@@ -157,9 +161,11 @@ class Screen:
     def strings(self) -> Strings:
         return Strings(self.state.language)
 
-    def _uses_stepper(self, chosen: Preferences) -> bool:
-        """The docked stepper: in a browser, unless the person chose cards."""
-        return self.web and chosen.web_layout != CARDS
+    def _uses_stepper(self, width: float) -> bool:
+        """The docked stepper: in a browser whose window is wide, or where the person chose
+        it; a phone-sized window stacks the cards, as the phone app does (#53)."""
+        wide = width >= WIDE_WINDOW
+        return self.web and (self._layout == STEPPER or (self._layout == AUTO and wide))
 
     # ---- from the core -----------------------------------------------------------------
 
@@ -201,7 +207,8 @@ class Screen:
         # Tabs of one web app are one device: a language saved in one reaches the others.
         chosen = Preferences.load(core.store)
         state.language, state.one_tap = chosen.language, chosen.one_tap
-        state.stepper = self._uses_stepper(chosen)
+        self._layout = chosen.web_layout
+        state.stepper = self._uses_stepper(state.width)
         self._settle([i for i in items if i.is_open], history, arrived, resolved=history)
 
     def apply(self, prompt_ids: set[str] | frozenset[str]) -> None:
@@ -297,12 +304,7 @@ class Screen:
                 if shared.source is not self and item.id not in state.undo:
                     answers = state.selections[item.id].with_values(shared.answers)
                     state.selections = {**state.selections, item.id: answers}
-                    if shared.device_name:
-                        label = self.strings("draft_from", device=shared.device_name)
-                    elif shared.source is not None:
-                        label = self.strings("draft_in_another_window")
-                    else:
-                        label = self.strings("draft_on_another_device")
+                    label = DraftedElsewhere(shared.device_name or "", shared.source is not None)
             if label is not None:
                 drafted[item.id] = label
         state.drafted = drafted
@@ -337,6 +339,7 @@ class Screen:
                 state.history_shown = at + 1
             state.awaiting_link = None
             state.linked = target
+            state.docked_choice = None  # a link opened now outranks an earlier pick
             state.linked_request += 1
             if target in open_ids:
                 state.active_card = target
@@ -470,6 +473,13 @@ class Screen:
 
     def collapse_stepper(self, collapsed: bool) -> None:
         self.state.stepper_collapsed = collapsed
+
+    def dock(self, prompt_id: str) -> None:
+        """The person picked which waiting prompt the stepper shows (#53: two agents waiting,
+        and only the oldest could be reached)."""
+        self.state.docked_choice = prompt_id
+        self.state.stepper_collapsed = False
+        self.state.active_card = prompt_id
 
     def set_typing(self, typing: bool) -> None:
         self.state.typing = typing
@@ -664,7 +674,7 @@ class Screen:
                 current.device_name,
                 self.state.language,
                 self.state.one_tap,
-                self.state.stepper if self.web else True,
+                self._layout,
             )
         self.state.pair_error = self.state.settings_error = ""
         self.state.dialog = name
@@ -692,11 +702,12 @@ class Screen:
         chosen = Preferences(
             language=language,
             one_tap=draft.one_tap,
-            web_layout=(STEPPER if draft.stepper else CARDS) if self.web else held.web_layout,
+            web_layout=draft.layout if self.web else held.web_layout,
         )
         chosen.save(self.core.store)  # before configure: its change reloads every tab
         self.state.language, self.state.one_tap = chosen.language, chosen.one_tap
-        self.state.stepper = self._uses_stepper(chosen)
+        self._layout = chosen.web_layout
+        self.state.stepper = self._uses_stepper(self.state.width)
         self.core.configure(
             Settings(gateway_url=url.strip(), token=token.strip(), device_name=name.strip())
         )
@@ -712,6 +723,7 @@ class Screen:
     def set_size(self, width: float | None, height: float | None = None) -> None:
         if width:
             self.state.width = width
+            self.state.stepper = self._uses_stepper(width)
         if height:
             self.state.height = height
 

@@ -4,16 +4,19 @@ buttons, and the confirmation before clearing the history."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import flet as ft
 
+from app.device.preferences import WEB_LAYOUTS
 from app.protocol import parse_link
 from app.protocol.strings import LANGUAGES, Strings
 
 from .screen import Screen
-from .state import ScreenState
+from .state import ScreenState, SettingsDraft
 from .theme import TAP
+from .typed_field import TypedField
 
 
 @ft.component
@@ -26,7 +29,7 @@ def CopyLine(label: str, value: str, strings: Strings) -> ft.Control:
             ft.Column(
                 [
                     ft.Text(label, size=12, color=ft.Colors.ON_SURFACE_VARIANT),
-                    ft.Text(value, size=14),
+                    ft.Text(strings.code(value), size=14),  # a path or URL, even in Persian
                 ],
                 spacing=0,
                 expand=True,
@@ -86,20 +89,24 @@ def PairForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     return ft.Column(
         [
             ft.Text(strings("pair_title"), size=16, weight=ft.FontWeight.W_600),
-            ft.Text(strings("pair_intro"), size=13, color=ft.Colors.ON_SURFACE_VARIANT),
-            ft.TextField(
+            ft.Text(  # a browser has no camera to scan with
+                strings("pair_intro_web" if state.web else "pair_intro"),
+                size=13,
+                color=ft.Colors.ON_SURFACE_VARIANT,
+            ),
+            TypedField(
+                link,
+                set_link,
                 label=strings("pair_link_or_url"),
-                value=link,
                 keyboard_type=ft.KeyboardType.URL,
-                on_change=lambda e: set_link(e.control.value or ""),
                 on_submit=pair,
             ),
-            ft.TextField(
+            TypedField(
+                code,
+                set_code,
                 label=strings("pair_code"),
-                value=code,
                 capitalization=ft.TextCapitalization.CHARACTERS,
                 visible=not pasted_link,  # a link carries its code
-                on_change=lambda e: set_code(e.control.value or ""),
                 on_submit=pair,
             ),
             PairStatus(state, strings),
@@ -135,15 +142,39 @@ def LabelledCheckbox(
     )
 
 
+def LayoutChoice(draft: SettingsDraft, strings: Strings, visible: bool) -> ft.Control:
+    """How a browser shows the questions: by its window's size (the default), stacked cards,
+    or the docked stepper; each a row whose label wraps on a phone, as LabelledCheckbox."""
+    rows: list[ft.Control] = [
+        ft.Text(strings("layout_setting"), size=13, color=ft.Colors.ON_SURFACE_VARIANT)
+    ]
+    for layout in WEB_LAYOUTS:
+        label = strings(f"layout_{layout}")
+        rows.append(
+            ft.ListTile(
+                leading=ft.Radio(value=layout),
+                title=ft.Text(label),
+                toggle_inputs=True,
+                content_padding=ft.Padding.only(right=4),
+            )
+        )
+    return ft.RadioGroup(
+        content=ft.Column(rows, spacing=0, tight=True),
+        value=draft.layout,
+        on_change=lambda e: setattr(draft, "layout", e.control.value or draft.layout),
+        visible=visible,
+    )
+
+
 @ft.component
 def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control:
     draft = state.draft
 
-    def field(label: str, value: str, name: str, **kw: Any) -> ft.TextField:
-        return ft.TextField(
+    def field(label: str, value: str, name: str, **kw: Any) -> ft.Control:
+        return TypedField(
+            value,
+            partial(setattr, draft, name),
             label=label,
-            value=value,
-            on_change=lambda e: setattr(draft, name, e.control.value or ""),
             on_submit=lambda _: screen.save_settings(),
             **kw,
         )
@@ -185,12 +216,7 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                 draft.one_tap,
                 lambda on: setattr(draft, "one_tap", on),
             ),
-            LabelledCheckbox(
-                strings("stepper_setting"),
-                draft.stepper,
-                lambda on: setattr(draft, "stepper", on),
-                visible=state.web,  # the phone and desktop apps always stack the questions
-            ),
+            LayoutChoice(draft, strings, visible=state.web),  # the apps always stack them
             ft.Text(
                 strings("web_one_device"),
                 size=13,

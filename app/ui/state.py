@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 import flet as ft
 
 from app.device import Connection, ConnectionState, TimelineItem
+from app.device.preferences import AUTO, WebLayout
 from app.protocol import PairLink
 from app.protocol.selection import CardAnswers
+from app.protocol.strings import Strings
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,22 @@ class SettingsDraft:
     device_name: str = ""
     language: str = "en"
     one_tap: bool = True
-    stepper: bool = True  # in a browser: one question at a time, docked at the bottom
+    layout: WebLayout = AUTO  # in a browser: by the window's size, cards, or the stepper
+
+
+@dataclass(frozen=True)
+class DraftedElsewhere:
+    """Where the choices a card shows were made, when not on this screen: a named device,
+    another window of this app, or another device. Said in the language of the moment (the
+    line stayed English after a switch to Persian, #53)."""
+
+    device_name: str = ""
+    window: bool = False
+
+    def said(self, strings: Strings) -> str:
+        if self.device_name:
+            return strings("draft_from", device=self.device_name)
+        return strings("draft_in_another_window" if self.window else "draft_on_another_device")
 
 
 HISTORY_SHOWN = 12  # summaries drawn at first: more than the tallest screen shows
@@ -95,13 +112,14 @@ class ScreenState:
     # Expired or run-stopped prompts the person chose to answer anyway: drawn as cards again.
     answering_late: tuple[str, ...] = ()
     # Waiting cards whose choices came from another device or window, not sent (v1.4):
-    # prompt id → the line that says where they were made.
-    drafted: dict[str, str] = field(default_factory=dict)
+    # prompt id → where they were made.
+    drafted: dict[str, DraftedElsewhere] = field(default_factory=dict)
     one_tap: bool = True  # one tap on an option answers a prompt of one single-choice question
     # In a browser (by default): the oldest waiting prompt, one question at a time, in a panel
     # docked at the bottom (the specification's web stepper) instead of stacked cards.
     stepper: bool = False
     stepper_collapsed: bool = False  # the panel is a thin bar; the timeline has the room
+    docked_choice: str | None = None  # the waiting prompt the person picked for the stepper
     active_card: str | None = None  # the card keyboard shortcuts act on
     typing: bool = False  # a text field has focus: keys are text, not shortcuts
     dialog: str | None = None  # "settings" | "clear" | None

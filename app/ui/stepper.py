@@ -1,8 +1,9 @@
 """The browser's docked stepper (the specification's web Control UI): the oldest waiting prompt
-in a panel at the bottom of the window, one question at a time — "Question 2 of 3", Back and
-Next, Submit on the last, Dismiss always — that collapses to a thin bar with the question's
-header and count. The phone and desktop apps stack every question in cards instead (card.py);
-both render the same `QuestionBlock` and act through the same `Screen`.
+(or the one the person picked from the others waiting) in a panel at the bottom of the window,
+one question at a time — "Question 2 of 3", Back and Next, Submit on the last, Dismiss always
+— that collapses to a thin bar with who asks, the question's header and count. The phone and
+desktop apps stack every question in cards instead (card.py); both render the same
+`QuestionBlock` and act through the same `Screen`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import math
 import flet as ft
 
 from app.device import TimelineItem
-from app.protocol import Question
+from app.protocol import Question, is_rtl
+from app.protocol.asker import asker_label
 from app.protocol.selection import CardAnswers
 from app.protocol.strings import Strings
 
@@ -27,7 +29,7 @@ from .card import (
 )
 from .chrome import icon_button
 from .screen import Screen, docked, one_tap_answer
-from .state import ScreenState
+from .state import DraftedElsewhere, ScreenState
 from .theme import TAP
 from .timeline import MAX_WIDTH, side_padding
 
@@ -66,25 +68,63 @@ def panel_height(question: Question, width: float, height: float) -> float:
     return min(needed, max(0.0, height - APP_BAR) * share)
 
 
+def others_waiting(
+    shown: TimelineItem, waiting: list[TimelineItem], screen: Screen, strings: Strings
+) -> list[ft.Control]:
+    """ "2 more waiting ▾": a menu of the others, each by who asks and what, to pick the one
+    the panel shows (#53: only the oldest could be reached). Nothing when none waits."""
+    others = [i for i in reversed(waiting) if i.id != shown.id]  # oldest first, as they queue
+    if not others:
+        return []
+
+    def entry(item: TimelineItem) -> ft.PopupMenuItem:
+        asker = asker_label(item.record.session_key, item.record.agent_id)
+        first = item.record.questions[0]
+        return ft.PopupMenuItem(
+            content=ft.Text(
+                f"{asker} · {first.header}: {first.question}",
+                max_lines=2,
+                overflow=ft.TextOverflow.ELLIPSIS,
+                rtl=is_rtl(first.question),
+            ),
+            on_click=lambda _: screen.dock(item.id),
+        )
+
+    return [
+        ft.PopupMenuButton(
+            content=ft.Row(
+                [
+                    ft.Text(
+                        strings("more_waiting", count=len(others)),
+                        size=13,
+                        color=ft.Colors.PRIMARY,
+                        weight=ft.FontWeight.W_600,
+                    ),
+                    ft.Icon(ft.Icons.ARROW_DROP_DOWN, color=ft.Colors.PRIMARY, size=20),
+                ],
+                spacing=0,
+                tight=True,
+            ),
+            items=[entry(i) for i in others],
+            tooltip=strings("pick_waiting"),  # read before the count; Flutter's: "Show menu"
+            size_constraints=ft.BoxConstraints(min_height=TAP, max_width=420),
+        )
+    ]
+
+
 @ft.component
 def StepBar(
-    item: TimelineItem, step: int, waiting: int, screen: Screen, strings: Strings
+    item: TimelineItem, step: int, waiting: list[TimelineItem], screen: Screen, strings: Strings
 ) -> ft.Control:
-    """Where the person is: "Question 2 of 3", the time left, how many more wait; and Hide."""
+    """Where the person is: "Question 2 of 3", the time left, who asks, the others waiting
+    (to pick from); and Hide."""
     count = len(item.record.questions)
     words: list[ft.Control] = [
         ft.Text(strings("step_of", n=step + 1, count=count), size=14, weight=ft.FontWeight.W_600),
         Countdown(item.record, strings, screen.clock),
         AskerLine(item.record),
+        *others_waiting(item, waiting, screen, strings),
     ]
-    if waiting > 1:
-        words.append(
-            ft.Text(
-                strings("more_waiting", count=waiting - 1),
-                size=13,
-                color=ft.Colors.ON_SURFACE_VARIANT,
-            )
-        )
     return ft.Row(
         [
             ft.Row(
@@ -153,22 +193,27 @@ def StepButtons(
 
 
 @ft.component
-def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings) -> ft.Control:
-    """The thin bar the panel folds into: the question's header and where the person is."""
+def CollapsedBar(
+    item: TimelineItem, step: int, waiting: list[TimelineItem], screen: Screen, strings: Strings
+) -> ft.Control:
+    """The thin bar the panel folds into: who asks, the question's header and where the
+    person is, and the others waiting (to pick from)."""
     question = item.record.questions[step]
     where = strings("step_of", n=step + 1, count=len(item.record.questions))
+    asker = asker_label(item.record.session_key, item.record.agent_id)
     return ft.Container(
         ft.Row(
             [
                 ft.Icon(ft.Icons.HELP_OUTLINE, color=ft.Colors.PRIMARY, size=20),
                 ft.Text(
-                    f"{question.header} · {where}",
+                    f"{asker} · {question.header} · {where}",
                     size=14,
                     weight=ft.FontWeight.W_600,
                     max_lines=1,
                     overflow=ft.TextOverflow.ELLIPSIS,
                     expand=True,
                 ),
+                *others_waiting(item, waiting, screen, strings),
                 Countdown(item.record, strings, screen.clock),
                 icon_button(
                     ft.Icons.KEYBOARD_ARROW_UP,
@@ -184,7 +229,7 @@ def CollapsedBar(item: TimelineItem, step: int, screen: Screen, strings: Strings
     )
 
 
-def drafted_line(where: str | None, strings: Strings) -> list[ft.Control]:
+def drafted_line(where: DraftedElsewhere | None, strings: Strings) -> list[ft.Control]:
     """Where the shown choices were made, when not here (not sent)."""
     return [] if where is None else [DraftLine(where, strings)]
 
@@ -207,12 +252,12 @@ def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
         step = list(answers.by_id).index(answers.active)
         question = item.record.questions[step]
         if state.stepper_collapsed:
-            children = [CollapsedBar(item, step, screen, strings, key="bar")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+            children = [CollapsedBar(item, step, state.waiting, screen, strings, key="bar")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
         else:
             height = panel_height(question, state.width, state.height)
             error = state.errors.get(item.id)
             children = [
-                StepBar(item, step, len(state.waiting), screen, strings, key="where"),  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+                StepBar(item, step, state.waiting, screen, strings, key="where"),  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
                 ft.Column(
                     [
                         QuestionBlock(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so

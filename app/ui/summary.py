@@ -63,7 +63,11 @@ def late_line(item: TimelineItem, strings: Strings) -> list[ft.Control]:
     if late is None:
         return []
     said = strings("late_delivered" if late.delivered_at else "late_waiting")
-    return [ft.Text(said, size=13, color=ft.Colors.TERTIARY, weight=ft.FontWeight.W_600)]
+    return [
+        ft.Text(
+            said, size=13, color=ft.Colors.TERTIARY, weight=ft.FontWeight.W_600, rtl=strings.rtl
+        )
+    ]
 
 
 @ft.component
@@ -114,6 +118,9 @@ def SummaryTile(
         ],
         spacing=4,
         tight=True,
+        # Each line as wide as the card: a right-to-left one then starts at the right edge
+        # (a Persian summary sat at the left in the Persian layout, #53).
+        horizontal_alignment=ft.CrossAxisAlignment.STRETCH,
     )
     # The summary is one button (a tap shows its lines whole; a screen reader reads it as one);
     # "Answer anyway" is a button of its own beside it, inside the same frame.

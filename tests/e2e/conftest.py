@@ -55,7 +55,7 @@ def stack(tmp_path):
 
 @pytest.fixture
 def web_stack(tmp_path):
-    """The same, with the browser's own default: the docked stepper."""
+    """The same, set to the browser's docked stepper (at any width)."""
     gateway = start_gateway(tmp_path / "gateway")
     app = AppProcess(tmp_path / "app", gateway.url, layout="stepper").start()
     yield gateway, app
@@ -129,21 +129,13 @@ def shot(page: Page, name: str) -> Path:
 
 
 def type_into(page: Page, field, text: str, shows: str | None = None, delay: float = 30) -> None:
-    """Type `text` into an empty or filled text field as a person would, until it holds exactly
-    that (or `shows`, for a field that rewrites what is typed): under load Flutter drops keys
-    pressed right after the focus (FLET-NOTES), and Ctrl+A was lost too, so the field is
-    emptied key by key and typed again until its value is right."""
-    shows = text if shows is None else shows
+    """Type `text` into a text field as a person would, once: focus it, empty it, type. It
+    then holds exactly `text` (or `shows`, for a field that rewrites what is typed); the app
+    never types over the person's keys (app/ui/typed_field.py, test_typing)."""
     field.click()
-    for _ in range(5):
-        page.wait_for_timeout(300)  # the editing element settles after the focus (FLET-NOTES)
-        current = field.input_value()
-        if current:
-            page.keyboard.press("End")
-            for _ in range(len(current) + 2):
-                page.keyboard.press("Backspace")
-        if field.input_value() == "":
-            field.press_sequentially(text, delay=delay)
-            if field.input_value() == shows:
-                return
-    expect(field).to_have_value(shows)  # fails with what it holds instead
+    expect(field).to_be_focused(timeout=30_000)
+    page.keyboard.press("ControlOrMeta+a")
+    page.keyboard.press("Delete")
+    expect(field).to_have_value("", timeout=30_000)
+    field.press_sequentially(text, delay=delay)
+    expect(field).to_have_value(text if shows is None else shows, timeout=30_000)

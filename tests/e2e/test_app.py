@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 from app.agent import ask_user
 from app.ui.state import HISTORY_SHOWN
+from tests.browser import DEVICES
 from tests.support import (
     AGENT_TOKEN,
     DEVICE_TOKEN,
@@ -21,7 +22,7 @@ from tests.support import (
     wait_until,
 )
 
-from .conftest import Agent, AppProcess, on_screen, open_app, shot
+from .conftest import Agent, AppProcess, on_screen, open_app, shot, type_into
 
 pytestmark = pytest.mark.browser
 
@@ -140,6 +141,43 @@ def test_the_page_and_its_install_manifest_say_ask_user_not_flet(stack):
     assert "Flet" not in manifest["description"]
 
 
+def test_the_page_loads_nothing_but_from_its_own_server_and_its_policy_says_so(
+    browser, stack, agent
+):
+    """#53 (6): every load asked cdn.jsdelivr.net for rive_native.js (a runtime the app never
+    uses). The page's Content-Security-Policy allows its own server only; the browser refuses
+    the CDN before any request leaves, and the app works as before."""
+    import httpx
+
+    gateway, app = stack
+    served = httpx.get(app.url, timeout=10)
+    policy = served.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "script-src 'self' 'wasm-unsafe-eval'" in policy
+    assert "jsdelivr" not in policy and "unsafe-inline' 'sha" not in policy
+    asked: list[str] = []
+    refused: list[str] = []
+    blocked: dict[str, str | None] = {}
+    context = browser.new_context(**DEVICES["iphone-se"])
+    page = context.new_page()
+    page.on("request", lambda request: asked.append(request.url))
+    page.on("requestfailed", lambda request: blocked.update({request.url: request.failure}))
+    page.on(
+        "console",
+        lambda said: refused.append(said.text) if "Content Security" in said.text else None,
+    )
+    page.goto(app.url)
+    result = ask(agent, gateway, SINGLE)
+    page.wait_for_selector("flt-semantics-placeholder", state="attached", timeout=60_000)
+    page.locator("flt-semantics-placeholder").dispatch_event("click")
+    expect(option(page, "Production")).to_be_visible(timeout=TIMEOUT)
+    option(page, "Production").click()
+    assert result.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    elsewhere = [url for url in asked if not url.startswith((app.url, "data:", "blob:"))]
+    # Asked for by the client, and stopped by the browser itself: nothing left the machine.
+    assert {url: blocked.get(url) for url in elsewhere} == {url: "csp" for url in elsewhere}
+    assert not [said for said in refused if "jsdelivr" not in said]  # only the CDN refused
+
+
 def yellow_share(png: bytes) -> float:
     """How much of an image is emoji yellow (👍's hand): text and the theme have none."""
     image = Image.open(io.BytesIO(png)).convert("RGB")
@@ -162,7 +200,7 @@ def test_emoji_and_arabic_script_are_drawn_from_the_apps_own_fonts(browser, stac
     page = open_app(browser, app.url, "iphone-se")
     row = option(page, "👍 Yes")
     expect(row).to_be_visible(timeout=TIMEOUT)
-    box = row.bounding_box()
+    box = wait_until(row.bounding_box, timeout=30)  # None while a new frame replaces the row
     clip = {"x": box["x"], "y": box["y"], "width": min(box["width"], 160), "height": box["height"]}
     wait_until(lambda: yellow_share(page.screenshot(clip=clip)) > 0.01, timeout=30)
     shot(page, "00-emoji-and-arabic")
@@ -229,9 +267,7 @@ def test_three_questions_with_multi_select_and_other(browser, stack, agent):
     option(page, "GitHub", "checkbox").click()  # a second tap takes it back
     option(page, "GitHub", "checkbox").click()
     other = page.get_by_role("textbox", name="Other").nth(2)  # the third question's Other
-    other.click()
-    page.wait_for_timeout(500)  # typing right after focus can drop characters (FLET-NOTES)
-    other.press_sequentially("Our own rack", delay=30)
+    type_into(page, other, "Our own rack")
     expect(page.get_by_role("button", name="Submit")).to_be_enabled(timeout=TIMEOUT)
     shot(page, "03-three-questions-filled")
     page.get_by_role("button", name="Submit").click()
@@ -532,9 +568,7 @@ def test_keys_reach_only_the_card_the_person_chose_from(browser, stack, agent):
     # Settings: typing a name with a digit, then Enter, must not answer anything.
     page.get_by_role("button", name="Settings").click()
     name = page.get_by_role("textbox", name="Device name")
-    name.click()
-    page.wait_for_timeout(500)  # typing right after focus can drop characters (FLET-NOTES)
-    name.press_sequentially("MacBook 2", delay=30)
+    type_into(page, name, "MacBook 2")
     # One tap off, so a tap chooses and the keys answer (the setting is saved with the name).
     page.get_by_role("checkbox", name=re.compile(r"^Answer a single question with one tap")).click()
     name.click()
@@ -591,22 +625,14 @@ def test_settings_refuses_a_url_that_cannot_be_one_and_keeps_save_in_sight(brows
     expect(field).to_be_visible(timeout=TIMEOUT)
     save = page.get_by_role("button", name="Save")
     assert on_screen(page, save) and on_screen(page, page.get_by_role("button", name="Cancel"))
-    field.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    page.wait_for_timeout(500)  # typing right after focus can drop characters (FLET-NOTES)
-    field.press_sequentially("htp:/127.0.0.1:18999", delay=30)
+    type_into(page, field, "htp:/127.0.0.1:18999")
     save.tap()
     refused = page.get_by_text(re.compile(r"must start with http:// or https://"))
     expect(refused).to_be_visible(timeout=TIMEOUT)
     shot(page, "16b-settings-refuses-a-bad-url")
     assert on_screen(page, save)
     # Mended (an address nobody serves): saved, and the line says which gateway is offline.
-    field.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.press("Delete")
-    page.wait_for_timeout(500)
-    field.press_sequentially("http://127.0.0.1:9", delay=30)
+    type_into(page, field, "http://127.0.0.1:9")
     save.tap()
     offline = page.get_by_text(re.compile(r"^Offline: http://127\.0\.0\.1:9 does not answer"))
     expect(offline).to_be_visible(timeout=TIMEOUT)
@@ -795,13 +821,16 @@ def test_settings_checkbox_labels_wrap_on_a_phone(browser, web_stack, device):
     expect(page.get_by_role("textbox", name="Gateway URL", exact=True)).to_be_visible(
         timeout=TIMEOUT
     )
-    for label in (
-        "Answer a single question with one tap (with Undo)",
-        "In this browser, one question at a time in a panel at the bottom",
+    for label, role in (
+        ("Answer a single question with one tap (with Undo)", "checkbox"),
+        ("By the window: cards on a phone, one at a time when wide", "radio"),
+        ("Every question stacked in its card", "radio"),
+        ("One question at a time, in a panel at the bottom", "radio"),
     ):
         row = page.get_by_role("button", name=label)  # the whole label, tappable
         row.scroll_into_view_if_needed()
-        box = page.get_by_role("checkbox", name=label)
+        expect(row).to_be_visible(timeout=TIMEOUT)
+        box = row.get_by_role(role) if role == "radio" else page.get_by_role(role, name=label)
         expect(box).to_be_visible(timeout=TIMEOUT)
         assert on_screen(page, box) and on_screen(page, row), label
     label = "Answer a single question with one tap (with Undo)"

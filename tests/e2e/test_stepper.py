@@ -9,9 +9,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.support import next_pending
+from app.device.preferences import AUTO
+from tests.support import next_pending, start_gateway
 
-from .conftest import on_screen, open_app, shot
+from .conftest import AppProcess, on_screen, open_app, shot
 from .test_app import SINGLE, THREE, TIMEOUT, ask, option, pending_ids, summary
 
 pytestmark = pytest.mark.browser
@@ -122,9 +123,7 @@ def test_keys_one_tap_dismiss_with_undo_and_the_setting_for_cards(browser, web_s
     stacked = ask(agent, gateway, THREE)
     expect(step_of(page, 1, 3)).to_be_visible(timeout=TIMEOUT)
     page.get_by_role("button", name="Settings").click()
-    page.get_by_role(
-        "checkbox", name=re.compile(r"^In this browser, one question at a time")
-    ).click()
+    page.get_by_role("button", name="Every question stacked in its card").click()
     page.get_by_role("button", name="Save").click()
     expect(step_of(page, 1, 3)).to_have_count(0, timeout=TIMEOUT)
     expect(option(page, "Google", "checkbox")).to_be_visible(timeout=TIMEOUT)  # all at once
@@ -146,3 +145,76 @@ def test_the_panel_and_the_summary_name_who_is_asking(browser, web_stack, agent)
         timeout=TIMEOUT
     )
     shot(page, "who-asks-stepper-summary-1440")
+
+
+def test_a_browser_stacks_cards_at_phone_width_and_docks_the_stepper_when_wide(
+    browser, tmp_path, agent
+):
+    """#53 (3): the phone-sized web app opened the docked stepper; by default a phone-sized
+    window now stacks the cards, as the phone app does, and a wide one docks the stepper."""
+    gateway = start_gateway(tmp_path / "gateway")
+    app = AppProcess(tmp_path / "app", gateway.url, layout=AUTO).start()
+    try:
+        asked = ask(agent, gateway, THREE)
+        phone = open_app(browser, app.url, "iphone-se")
+        expect(option(phone, "Google", "checkbox")).to_be_visible(timeout=TIMEOUT)
+        expect(option(phone, "AWS")).to_be_attached()  # every question at once
+        expect(step_of(phone, 1, 3)).to_have_count(0)
+        shot(phone, "35-phone-width-opens-cards")
+        wide = open_app(browser, app.url, "wide")
+        expect(step_of(wide, 1, 3)).to_be_visible(timeout=TIMEOUT)
+        expect(option(wide, "AWS")).to_have_count(0)  # one question at a time
+        shot(wide, "36-wide-window-docks-the-stepper")
+        wide.set_viewport_size({"width": 375, "height": 667})  # the window made narrow
+        expect(option(wide, "AWS")).to_be_visible(timeout=TIMEOUT)
+        expect(step_of(wide, 1, 3)).to_have_count(0)
+        assert not asked.done()
+    finally:
+        app.stop()
+        gateway.stop()
+
+
+def test_the_stepper_names_who_asks_and_the_person_picks_among_those_waiting(
+    browser, web_stack, agent
+):
+    """#53 (4): with two agents waiting the panel named neither the asker nor the other, and
+    only the oldest could be reached."""
+    gateway, app = web_stack
+    billing = ask(agent, gateway, SINGLE, session="codex:~/work/billing", agent_id="codex/0a1b")
+    page = open_app(browser, app.url, "wide")
+    expect(page.get_by_text("Codex · billing")).to_be_attached(timeout=TIMEOUT)
+    shop = ask(agent, gateway, THREE, session="claude-code:~/code/shop", agent_id="claude/9f8e")
+    more = page.get_by_role(
+        "button", name=re.compile(r"^Choose which question to answer 1 more waiting$")
+    )
+    expect(more).to_be_visible(timeout=TIMEOUT)
+    expect(step_of(page, 1, 1)).to_be_visible()  # still the oldest: billing's
+    more.click()
+    pick = page.get_by_role("menuitem", name=re.compile(r"^Claude Code · shop · Database: Which"))
+    expect(pick).to_be_visible(timeout=TIMEOUT)
+    shot(page, "37-stepper-others-waiting-menu")
+    pick.click()
+    expect(step_of(page, 1, 3)).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_text("Claude Code · shop")).to_be_attached()
+    # Folded: the bar still says who asks and that another waits.
+    page.get_by_role("button", name="Hide the question").click()
+    expect(
+        page.get_by_role(
+            "group", name=re.compile(r"Claude Code · shop · Database · Question 1 of 3")
+        )
+    ).to_be_visible(timeout=TIMEOUT)
+    expect(
+        page.get_by_role(
+            "button", name=re.compile(r"^Choose which question to answer 1 more waiting$")
+        )
+    ).to_be_visible()
+    shot(page, "38-stepper-folded-names-the-asker")
+    page.get_by_role(
+        "button", name=re.compile(r"^Choose which question to answer 1 more waiting$")
+    ).click()
+    page.get_by_role("menuitem", name=re.compile(r"^Codex · billing · Target: Where")).click()
+    expect(step_of(page, 1, 1)).to_be_visible(timeout=TIMEOUT)
+    option(page, "Production").click()
+    assert billing.result(timeout=30)["answers"]["answers"] == {"deploy_target": ["Production"]}
+    expect(step_of(page, 1, 3)).to_be_visible(timeout=TIMEOUT)  # then the one left
+    assert not shop.done()

@@ -133,3 +133,19 @@ def _healthy(port: int, process: subprocess.Popen) -> bool:
         return httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=1).status_code == 200
     except httpx.TransportError:
         return False
+
+
+def test_a_port_in_use_is_said_before_any_line_that_says_it_serves(tmp_path):
+    """#53 (8): `gateway --port <busy>` printed "Ask User gateway on …", its tokens and its
+    pairing hint, then failed; and it wrote its address over the running gateway's."""
+    running = GatewayProcess(tmp_path / "running").start()
+    try:
+        local = tmp_path / "data" / "gateway.json"
+        done = _run_gateway(tmp_path, "--port", str(running.port), env={})
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert f"error: cannot listen on 127.0.0.1:{running.port}" in done.stderr
+        assert done.stdout == ""  # nothing said about serving
+        assert not local.exists()  # nor written for the commands of this machine to find
+        assert httpx.get(f"{running.url}/v1/health").status_code == 200
+    finally:
+        running.terminate()

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.device import DeviceCore, DisplayStatus, LocalStore, ServerClock, TimelineItem
-from app.device.preferences import CARDS, Preferences
+from app.device.preferences import AUTO, CARDS, STEPPER, Preferences
 from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
@@ -17,6 +17,7 @@ from app.protocol.text import shown_label
 from app.ui.screen import (
     OLDER_STEP,
     UNDO_SECONDS,
+    WIDE_WINDOW,
     Screen,
     docked,
     shortcut,
@@ -410,6 +411,30 @@ def test_persian_ui_writes_its_own_numbers_in_persian_digits():
     fa = Strings("fa")
     assert fa.countdown(125) == "۲:۰۵"
     assert fa("conn_reconnecting", seconds=12, url="http://x").endswith("۱۲ ثانیه دیگر")
+
+
+def test_persian_text_isolates_each_command_path_and_url_in_its_own_direction():
+    """#53 (5): left-to-right code inside Persian drew scrambled (the `--` pieces moved, a
+    leading `/` at the end) until each run is isolated (Unicode's LRI/FSI … PDI)."""
+    fa, en = Strings("fa"), Strings("en")
+    lri, fsi, pdi = "\u2066", "\u2068", "\u2069"
+    said = fa("web_one_device")
+    assert (
+        f"{lri}ASK_USER_APP_DATA=~/ask-user-2 python -m app --web --port 8551 --no-gateway{pdi}"
+        in said
+    )
+    assert "`" not in said  # the marks are the table's, not the person's to read
+    assert f"{fsi}http://x{pdi}" in fa("paired", url="http://x")
+    pixel = fa("draft_from", device="Pixel 7")
+    assert pixel == f"انتخاب‌شده در {fsi}Pixel 7{pdi} · هنوز ارسال نشده"
+    # Persian, or the app's own digits, need nothing: already in the text's direction.
+    assert fa("draft_from", device="گوشی علی") == "انتخاب‌شده در گوشی علی · هنوز ارسال نشده"
+    assert fa("time_left", time=fa.countdown(125)) == "۲:۰۵ مانده"
+    assert fa.code("/root/.ask-user/agent-token") == f"{lri}/root/.ask-user/agent-token{pdi}"
+    # English: nothing added, and no backticks for a person to read (#53, 8).
+    assert en("pair_intro_web").startswith("Run python -m app pair where the gateway runs")
+    assert en("paired", url="http://x") == "Paired with http://x."
+    assert en.code("/root/x") == "/root/x"
     assert Strings("en").countdown(125) == "2:05"
 
 
@@ -594,12 +619,20 @@ def test_choices_in_one_window_show_in_the_others_marked_not_sent(screen):
             "target": ["Production"],
             "features": ["Sync"],
         }
-        assert other.state.drafted == {"pr_a": "Chosen in another window · not sent yet"}
+        assert other.state.drafted["pr_a"].said(other.strings) == (
+            "Chosen in another window · not sent yet"
+        )
+        # Said in the language of the moment: a switch to Persian changes the line at once.
+        assert other.state.drafted["pr_a"].said(Strings("fa")) == (
+            "انتخاب‌شده در پنجره‌ای دیگر · هنوز ارسال نشده"
+        )
         assert screen.state.drafted == {}  # its own choice
         other.tap_option("pr_a", "target", "Preview")  # the last change wins, both ways
         assert other.state.drafted == {}
         assert screen.state.selections["pr_a"].answers()["target"] == ["Preview"]
-        assert screen.state.drafted == {"pr_a": "Chosen in another window · not sent yet"}
+        assert screen.state.drafted["pr_a"].said(screen.strings) == (
+            "Chosen in another window · not sent yet"
+        )
         other.tap_option("pr_a", "features", "Export")
         assert other.submit("pr_a")
         assert "pr_a" not in screen.state.selections and screen.state.notice == ""
@@ -670,29 +703,47 @@ def test_one_tap_is_a_setting_kept_by_the_device(screen):
 
 @pytest.fixture
 def tab(screen):
-    """A browser tab on the same device core: the stepper is its default."""
+    """A browser tab on the same device core, in a wide window: the stepper is its default."""
     made = Screen(screen.core, monotonic=screen.time, web=True)
+    made.set_size(1440, 900)
     made.time = screen.time  # type: ignore[attr-defined]
     yield made
     made.close()
 
 
-def test_the_stepper_is_a_browsers_own_and_a_setting_of_the_device(screen, tab):
+def test_a_browser_docks_the_stepper_when_wide_and_stacks_cards_at_phone_width(screen, tab):
     assert screen.state.stepper is False  # the phone and desktop apps always stack questions
+    assert tab.state.stepper is True  # 1440 px
+    tab.set_size(375, 667)  # a phone's browser, or the window made narrow
+    assert tab.state.stepper is False
+    tab.set_size(WIDE_WINDOW, 800)
     assert tab.state.stepper is True
+    screen.set_size(1440, 900)  # the desktop app, however wide, stacks them
+    assert screen.state.stepper is False
+
+
+def test_the_layout_is_a_setting_of_the_device_that_overrides_the_window(screen, tab):
     tab.open_dialog("settings")
-    tab.state.draft.stepper = False
+    assert tab.state.draft.layout == AUTO
+    tab.state.draft.layout = CARDS
     assert tab.save_settings()
+    assert tab.state.stepper is False  # wide, but cards were chosen
     assert Preferences.load(screen.core.store).web_layout == CARDS
     again = Screen(screen.core, web=True)  # another tab, or the next start
     try:
+        again.set_size(1440, 900)
         assert again.state.stepper is False
+        again.open_dialog("settings")
+        again.state.draft.layout = STEPPER
+        assert again.save_settings()
+        again.set_size(320, 568)  # chosen: the stepper even on a phone
+        assert again.state.stepper is True
     finally:
         again.close()
     screen.open_dialog("settings")  # the app's own Settings never write the browser's layout
-    screen.state.draft.stepper = True
+    screen.state.draft.layout = CARDS
     assert screen.save_settings()
-    assert Preferences.load(screen.core.store).web_layout == CARDS
+    assert Preferences.load(screen.core.store).web_layout == STEPPER
 
 
 def test_the_stepper_shows_the_oldest_waiting_prompt_or_the_one_a_link_opened(tab):
