@@ -1,5 +1,6 @@
 """Realistic prompts for `python -m app demo`: single choice, multi-select, three stacked
-questions, and one in Persian."""
+questions, and one in Persian; asked in this order, so the first the person sees is English
+(the stepper shows the oldest, the cards put the newest on top)."""
 
 from typing import Any
 
@@ -17,6 +18,19 @@ DEMO_PROMPTS: dict[str, dict[str, Any]] = {
                     },
                     {"label": "Production", "description": "Live for every customer"},
                     {"label": "Preview URL", "description": "A throwaway environment for this PR"},
+                ],
+            }
+        ],
+    },
+    "persian-docs": {
+        "questions": [
+            {
+                "id": "docs_language",
+                "header": "زبان مستندات",
+                "question": "مستندات پروژه به کدام زبان نوشته شود؟",
+                "options": [
+                    {"label": "فارسی (پیشنهادی)", "description": "برای تیم فعلی"},
+                    {"label": "انگلیسی", "description": "برای مشارکت‌کنندگان بین‌المللی"},
                 ],
             }
         ],
@@ -76,18 +90,5 @@ DEMO_PROMPTS: dict[str, dict[str, Any]] = {
             },
         ],
         "timeoutSeconds": 3600,
-    },
-    "persian-docs": {
-        "questions": [
-            {
-                "id": "docs_language",
-                "header": "زبان مستندات",
-                "question": "مستندات پروژه به کدام زبان نوشته شود؟",
-                "options": [
-                    {"label": "فارسی (پیشنهادی)", "description": "برای تیم فعلی"},
-                    {"label": "انگلیسی", "description": "برای مشارکت‌کنندگان بین‌المللی"},
-                ],
-            }
-        ],
     },
 }

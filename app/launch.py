@@ -371,6 +371,7 @@ def _web_app_url(args: argparse.Namespace) -> str:
 
 
 DEMO_STOP_SECONDS = 20  # how long a stopped demo waits for its runs to cancel their prompts
+DEMO_ORDER_WAIT_SECONDS = 20  # the most a demo prompt waits for the one before it to be asked
 
 
 def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
@@ -380,8 +381,13 @@ def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
     from app.demo import DEMO_PROMPTS
 
     stop = threading.Event()
+    # Asked one after another, in the order of DEMO_PROMPTS: the oldest (the stepper's) and
+    # the newest (the top card) are English, whichever layout the person sees first.
+    asked = [threading.Event() for _ in DEMO_PROMPTS]
 
-    def ask(session: str, prompt: dict[str, Any]) -> None:
+    def ask(n: int, session: str, prompt: dict[str, Any]) -> None:
+        if n:
+            asked[n - 1].wait(DEMO_ORDER_WAIT_SECONDS)
         try:
             result = ask_user(
                 prompt["questions"],
@@ -390,15 +396,18 @@ def start_demo_agent(gateway_url: str, token: str) -> Callable[[], None]:
                 token=token,
                 timeout_seconds=prompt.get("timeoutSeconds"),
                 abort=stop,
+                on_asked=lambda _: asked[n].set(),
             )
         except AskUserError as exc:
             print(f"demo agent [{session}]: {exc}", flush=True)
             return
+        finally:
+            asked[n].set()  # the next asks, whatever became of this one
         print(f"demo agent [{session}] got: {result}", flush=True)
 
     threads = [
-        threading.Thread(target=ask, args=(session, prompt), daemon=True, name=f"demo-{session}")
-        for session, prompt in DEMO_PROMPTS.items()
+        threading.Thread(target=ask, args=(n, session, prompt), daemon=True, name=f"demo-{session}")
+        for n, (session, prompt) in enumerate(DEMO_PROMPTS.items())
     ]
     for thread in threads:
         thread.start()

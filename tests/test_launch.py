@@ -105,6 +105,12 @@ def test_stopping_the_demo_cancels_its_agents_prompts(tmp_path):
 
         count = len(DEMO_PROMPTS)
         wait_until(lambda: pending() == count, timeout=60)
+        # Asked in order (#53, 3): the oldest (the stepper's) and the newest (the top card)
+        # are English; prompt ids sort in the order the gateway took them.
+        with client(url, token, timeout=5) as device:
+            prompts = sorted(device.get("/v1/prompts").json()["prompts"], key=lambda p: p["id"])
+        assert [p["sessionKey"] for p in prompts] == list(DEMO_PROMPTS)
+        assert list(DEMO_PROMPTS)[0] != "persian-docs" != list(DEMO_PROMPTS)[-1]
         demo.send_signal(signal.SIGTERM)
         # It ends on its own (not killed by the signal): through our handler (143) or, once
         # Flet's server has taken SIGTERM, its orderly shutdown (0); either way the agents'

@@ -167,12 +167,15 @@ async def ask(
     body: dict[str, Any],
     timeout_seconds: float,
     abort: AbortEvent | None = None,
+    on_asked: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Create, wait, and return the tool result; a stop (cancellation, Ctrl-C, `abort`)
-    cancels the prompt before returning or raising."""
+    cancels the prompt before returning or raising. `on_asked`: told the prompt's id."""
     record = await create(asker, body, abort)
     if record is None:
         return {"status": "no_answer", "reason": "cancelled"}
+    if on_asked is not None:
+        on_asked(record["id"])
     try:
         result = await wait_result(asker, record["id"], give_up_at(timeout_seconds), abort)
     except (asyncio.CancelledError, KeyboardInterrupt):

@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -148,8 +148,10 @@ async def ask_user_async(
     abort: asking.AbortEvent | None = None,
     create_retry_seconds: float = CREATE_RETRY_SECONDS,
     question_tool: str | None = None,
+    on_asked: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Ask and wait; returns the specification's tool result dict exactly.
+    """Ask and wait; returns the specification's tool result dict exactly. `on_asked` is told
+    the prompt's id once the gateway holds it (to log it, or to ask the next in order).
 
     Raises AskUserError when the question cannot be asked (invalid, no gateway, refused).
     """
@@ -164,7 +166,7 @@ async def ask_user_async(
         question_tool=question_tool,
     )
     async with HttpAsker(settings(gateway_url, token), create_retry_seconds) as asker:
-        return await asking.ask(asker, body, request.timeout_seconds, abort)
+        return await asking.ask(asker, body, request.timeout_seconds, abort, on_asked)
 
 
 class HttpAsker:
@@ -389,6 +391,7 @@ def ask_user(
     abort: threading.Event | None = None,
     create_retry_seconds: float = CREATE_RETRY_SECONDS,
     question_tool: str | None = None,
+    on_asked: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The blocking form of ask_user_async. Ctrl-C cancels the prompt, then raises."""
     call = ask_user_async(
@@ -402,6 +405,7 @@ def ask_user(
         abort=abort,
         create_retry_seconds=create_retry_seconds,
         question_tool=question_tool,
+        on_asked=on_asked,
     )
     return _run_blocking(call)
 
