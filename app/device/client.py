@@ -176,14 +176,14 @@ class GatewayClient:
         return PromptRecord.model_validate_json(response.content)
 
     async def draft(
-        self, prompt_id: str, answers: dict[str, list[str]], device_id: str
+        self, prompt_id: str, answers: dict[str, list[str]], device_id: str, device_name: str = ""
     ) -> PromptRecord:
-        """The person's answer so far, for their other devices (v1.4)."""
-        response = await self._call(
-            "PUT",
-            f"/v1/prompts/{prompt_id}/draft",
-            json={"answers": answers, "deviceId": device_id},
-        )
+        """The person's answer so far, for their other devices (v1.4), with the name they know
+        this device by when it was not paired (a paired device's is the gateway's)."""
+        body: dict[str, Any] = {"answers": answers, "deviceId": device_id}
+        if device_name.strip():
+            body["deviceName"] = device_name.strip()[: limits.MAX_DEVICE_NAME_CHARS]
+        response = await self._call("PUT", f"/v1/prompts/{prompt_id}/draft", json=body)
         return PromptRecord.model_validate_json(response.content)
 
     async def engaged(self, prompt_id: str, device_id: str) -> PromptRecord:

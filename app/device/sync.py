@@ -250,7 +250,9 @@ class DeviceCore:
                 if answers is None or client is None:
                     return
                 try:
-                    await client.draft(prompt_id, answers, self.device_id)
+                    await client.draft(
+                        prompt_id, answers, self.device_id, self.settings.device_name
+                    )
                 except GatewayError as exc:
                     if exc.code != ErrorCode.TOO_MANY_DRAFTS:  # answered, or not theirs
                         log.debug("could not share the draft of %s: %s", prompt_id, exc)

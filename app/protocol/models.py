@@ -430,8 +430,11 @@ class DraftRequest(RequestModel):
 
     answers: dict[str, Any]
     device_id: str | None = _id_text(None, maxLength=limits.MAX_IDENTIFIER_CHARS)
+    # What the person's other devices call this one, when its token is not a paired device's
+    # (a paired device's own name wins): "Chosen on laptop · not sent yet" (#53).
+    device_name: str | None = _id_text(None, maxLength=limits.MAX_DEVICE_NAME_CHARS)
 
-    @field_validator("device_id")
+    @field_validator("device_id", "device_name")
     @classmethod
     def _identifier(cls, value: str | None) -> str | None:
         return _optional_identifier(value)

@@ -79,6 +79,25 @@ def test_a_draft_reaches_the_other_devices_and_never_the_agent(gateway):
     assert result.json()["status"] == "pending"
 
 
+def test_a_device_that_was_not_paired_gives_its_name_and_a_paired_ones_name_wins(gateway):
+    """#53 (8): the app's own embedded gateway's device (the configured device token, never
+    paired) showed as "another device" on the paired phone: it names itself now; a paired
+    device cannot go by another name than the one it was paired with."""
+    created = gateway.create(**prompt_body("main", questions=TWO))
+    url = f"/v1/prompts/{created['id']}/draft"
+    cursor = gateway.device.get("/v1/prompts").json()["cursor"]
+    laptop = {"answers": {"target": ["Staging"]}, "deviceId": "desk", "deviceName": "laptop"}
+    assert gateway.device.put(url, json=laptop).status_code == 200
+    assert _events_after(gateway, cursor)[-1]["prompt"]["draft"]["deviceName"] == "laptop"
+    pixel, _ = _paired(gateway, "Pixel")
+    posing = {"answers": {"target": ["Staging"]}, "deviceName": "laptop"}
+    assert pixel.put(url, json=posing).status_code == 200
+    assert _events_after(gateway, cursor)[-1]["prompt"]["draft"]["deviceName"] == "Pixel"
+    refused = gateway.device.put(url, json={**laptop, "deviceName": "lap\u0000top"})
+    assert refused.status_code == 422
+    assert refused.json()["error"]["fields"][0]["path"] == "deviceName"
+
+
 def test_a_wrong_draft_says_which_field_and_changes_nothing(gateway):
     created = gateway.create(**prompt_body("main", questions=TWO))
     url = f"/v1/prompts/{created['id']}/draft"

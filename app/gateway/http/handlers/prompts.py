@@ -148,7 +148,7 @@ async def draft_prompt(call: Call) -> dict[str, Any]:
     """The person's answer in progress, for their other devices (v1.4); never the agent's."""
     body: DraftRequest = call.body
     paired = call.caller.device_id if call.caller is not None else None
-    name = await call.auth.registry.name_of(paired) if paired is not None else None
+    name = await call.auth.registry.name_of(paired) if paired is not None else body.device_name
     # The id the device gives itself (as in resolvedBy), so it knows its own draft again.
     record = await call.gateway.draft(
         call.params["prompt_id"], call.person, body.answers, body.device_id or paired, name, paired
