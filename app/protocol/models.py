@@ -29,6 +29,8 @@ from pydantic_core import PydanticCustomError
 
 from . import limits
 from .asker import is_project_key
+from .base import RequestModel, ResponseModel, _invalid
+from .stops import QUESTION, PromptKind, Stop, kind_problems
 from .text import (
     cut,
     fold,
@@ -55,11 +57,6 @@ def format_time(value: datetime) -> str:
 
 
 UtcTime = Annotated[datetime, PlainSerializer(format_time, return_type=str, when_used="json")]
-
-
-def _invalid(message: str, **ctx: Any) -> PydanticCustomError:
-    """A validation error whose message is final text (values may hold braces of their own)."""
-    return PydanticCustomError("invalid", message.format(**ctx))
 
 
 def _count_between(value: Any, low: int, high: int, noun: str) -> Any:
@@ -99,31 +96,6 @@ def _id_text(default: Any = ..., **schema: Any) -> Any:
 def _text(default: Any = ..., **schema: Any) -> Any:
     """A text field that must not be blank (`_required_text`), as the schema says it."""
     return _described(default, pattern=not_blank_pattern, **schema)
-
-
-class RequestModel(BaseModel):
-    """A request body: camelCase on the wire, unknown properties rejected."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=False,  # the wire names only: `session_key` is an unknown property
-        serialize_by_alias=True,
-        extra="forbid",
-        str_strict=True,  # type: ignore[typeddict-unknown-key]  # pydantic-core's, not in the stubs
-    )
-
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
-
-
-class ResponseModel(BaseModel):
-    """A response body: camelCase on the wire, unknown properties ignored."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-    def to_wire(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True)
 
 
 # ---- the prompt -------------------------------------------------------------------------------
@@ -377,6 +349,18 @@ class CreatePromptRequest(AskUserRequest):
     # The program's own question tool this prompt was made from (v1.5: "AskUserQuestion"):
     # it allows four questions, longer texts and previews, and the prompt carries them whole.
     question_tool: str | None = _id_text(None, maxLength=64)
+    # What the agent stopped for (v1.5): its own questions, a permission, or a plan; a
+    # permission or plan carries what the person must see to decide (app/protocol/stops.py).
+    kind: PromptKind = Field(
+        default=QUESTION,
+        description="v1.5: a permission or a plan carries `stop`, and is one single-select "
+        "question (its choices); a question carries no `stop`.",
+    )
+    stop: Stop | None = Field(
+        default=None,
+        description="What a permission or a plan is about; its `always` names one of the "
+        "options' labels.",
+    )
 
     @property
     def from_program_tool(self) -> bool:
@@ -401,6 +385,18 @@ class CreatePromptRequest(AskUserRequest):
     @classmethod
     def _identifiers(cls, value: str | None) -> str | None:
         return _optional_identifier(value)
+
+    @model_validator(mode="after")
+    def _kind(self) -> CreatePromptRequest:
+        if problems := kind_problems(self.kind, self.stop, self.questions):
+            raise ValidationError.from_exception_data(
+                type(self).__name__,
+                [
+                    {"type": PydanticCustomError("invalid", message), "loc": loc, "input": None}
+                    for loc, message in problems
+                ],
+            )
+        return self
 
 
 # ---- device and agent requests ---------------------------------------------------------------
@@ -639,6 +635,8 @@ class PromptRecord(ResponseModel):
     # The deadline it was created with, once the person's answering moved it (v1.4).
     original_expires_at: UtcTime | None = None
     late_answer: LateAnswer | None = None  # answered after all (v1.4)
+    kind: PromptKind = QUESTION  # v1.5: a question, a permission or a plan
+    stop: Stop | None = None  # a permission's or a plan's: what it is about
     # Only in a `prompt.draft` event's record (wire.record_with_draft): never written with it.
     draft: Draft | None = Field(default=None, exclude=True)
 

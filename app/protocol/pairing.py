@@ -13,7 +13,8 @@ from urllib.parse import parse_qs, quote, urlencode, urlsplit
 from pydantic import Field, field_validator
 
 from . import limits
-from .models import RequestModel, ResponseModel, UtcTime, _invalid
+from .base import RequestModel, ResponseModel, _invalid
+from .models import UtcTime
 from .text import NO_CONTROL_PATTERN, has_control
 
 LINK_SCHEME = "askuser"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from . import limits
-from .models import RequestModel, ResponseModel, UtcTime, _id_text, _optional_identifier
+from .base import RequestModel, ResponseModel
+from .models import UtcTime, _id_text, _optional_identifier
 
 DEFAULT_PERSON_ID = "ps_default"
 DEFAULT_PERSON_NAME = "default"

@@ -82,6 +82,7 @@ def test_no_server_errors_and_responses_match_the_schema(operation, fuzzed_gatew
             case.query.pop("after", None)  # any number is a cursor; another gateway's is 410
         if (operation.method.upper(), operation.path) == ("POST", "/v1/prompts"):
             assume(_unique_as_the_contract_says(case.body))
+            assume(_kind_as_the_contract_says(case.body))
         case.call_and_validate(base_url=fuzzed_gateway.url, headers=headers, checks=checks)
 
     check()
@@ -102,3 +103,22 @@ def _unique_as_the_contract_says(body: object) -> bool:
         if len(folded) != len(set(folded)):
             return False
     return True
+
+
+def _kind_as_the_contract_says(body: object) -> bool:
+    """What the descriptions of `kind` and `stop` say (v1.5): a question carries no stop; a
+    permission or a plan carries one, is one single-select question, and its `always` is
+    one of its labels."""
+    if not isinstance(body, dict):
+        return True
+    kind, stop = body.get("kind", "question"), body.get("stop")
+    if kind == "question":
+        return stop is None
+    questions = body.get("questions")
+    if not isinstance(stop, dict) or not isinstance(questions, list) or len(questions) != 1:
+        return False
+    [question] = questions
+    if not isinstance(question, dict) or question.get("multiSelect"):
+        return False
+    labels = [o.get("label") for o in question.get("options") or [] if isinstance(o, dict)]
+    return stop.get("always") is None or stop.get("always") in labels

@@ -212,6 +212,8 @@ class Gateway:
             created_at=to_datetime(now),
             expires_at=to_datetime(expires),
             version=1,
+            kind=request.kind,
+            stop=request.stop,
         )
         link = new_link_token()
         record_json = record.model_dump_json(by_alias=True)  # once: the row and its event
