@@ -8,10 +8,11 @@ when they dismissed it. Whenever it cannot help — the prompt expired or was ca
 gateway is unreachable, or the questions are more than the contract carries — it exits 0 with
 no decision, so Claude Code shows its own question and nothing is lost.
 
-It is also Claude Code's `Stop` hook (docs/PROTOCOL.md v1.4): when the person answered one of
-the project's questions after it had expired, the stop is blocked with a reason that gives the
-model the question and the answer (then it is delivered), so the work goes on with it; with
-none, or when the gateway cannot be asked, the stop goes through.
+It is also Claude Code's `PermissionRequest` hook (permission_hook.py: its permission dialog
+and plan approval on the phone, v1.5), and its `Stop` hook (docs/PROTOCOL.md v1.4): when the
+person answered one of the project's questions after it had expired, the stop is blocked with a
+reason that gives the model the question and the answer (then it is delivered), so the work
+goes on with it; with none, or when the gateway cannot be asked, the stop goes through.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from app.protocol.asker import project_session_key
 from .caller import watch_caller
 from .client import AskUserError
 from .environment import AgentEnvironment
+from .permission_hook import EVENT as PERMISSION_EVENT
+from .permission_hook import permission_decision, permission_prompt
 
 TOOL = "AskUserQuestion"
 EVENT = "PreToolUse"
@@ -208,15 +211,21 @@ def run_claude_hook(
         return 0
     if isinstance(hook, dict) and hook.get("hook_event_name") == STOP_EVENT:
         return run_stop_hook(hook, gateway_url, token)
-    if not isinstance(hook, dict) or hook.get("tool_name") != TOOL:
+    permission = isinstance(hook, dict) and hook.get("hook_event_name") == PERMISSION_EVENT
+    if not isinstance(hook, dict) or not (permission or hook.get("tool_name") == TOOL):
         return 0  # another tool: not ours to decide
     tool_input = hook.get("tool_input")
-    try:
-        questions, texts = prompt_questions(tool_input)
-    except CannotCarry as exc:
-        _note(f"{exc}; Claude Code asks itself")
-        return 0
-    assert isinstance(tool_input, dict)
+    texts: dict[str, str] = {}
+    kind, stop_context = None, None
+    if permission:  # its permission dialog or plan approval (v1.5)
+        kind, question, stop_context = permission_prompt(hook)
+        questions = [question]
+    else:
+        try:
+            questions, texts = prompt_questions(tool_input)
+        except CannotCarry as exc:
+            _note(f"{exc}; Claude Code asks itself")
+            return 0
     session = hook.get("session_id")
     stop = _stop_on_signals()  # Esc in Claude Code, or its hook timeout: cancel the prompt
     watch_caller(stop)  # Claude Code killed: no signal reaches us, its end of stdout closes
@@ -233,13 +242,19 @@ def run_claude_hook(
             abort=stop,
             create_retry_seconds=GATEWAY_DOWN_SECONDS,
             question_tool=TOOL,  # Claude's own: four questions, long texts, previews (v1.5)
+            kind=kind,
+            stop=stop_context,
         )
     except AskUserError as exc:
         _note(f"{exc}; Claude Code asks itself")
         return 0
     if stop.is_set():
         return 128 + stop.signum
-    output = decision(result, tool_input, texts)
+    if permission:
+        output = permission_decision(result, hook)
+    else:
+        assert isinstance(tool_input, dict)
+        output = decision(result, tool_input, texts)
     if output is None:
         _note(f"no answer on the phone ({result.get('reason')}); Claude Code asks itself")
         return 0

@@ -112,11 +112,13 @@ def prompt_body(
     run_id: str | None = None,
     agent_id: str | None = None,
     question_tool: str | None = None,
+    stop: Mapping[str, Any] | None = None,
+    kind: str | None = None,
 ) -> tuple[dict[str, Any], CreatePromptRequest]:
     """The create request for the tool's arguments, checked by the gateway's own rules and
     messages before any request is made, with a fresh requestId (a retried create is safe).
     `question_tool`: the program's own question tool they come from (v1.5), which allows
-    more than ask_user."""
+    more than ask_user. `kind` and `stop`: a permission or a plan a hook asks (v1.5)."""
     if unknown := set(arguments) - TOOL_ARGUMENTS:
         raise AskUserError(
             ErrorCode.INVALID_PROMPT, f"unknown properties: {', '.join(sorted(unknown))}"
@@ -128,6 +130,8 @@ def prompt_body(
         body["agentId"] = agent_id
     if question_tool is not None:
         body["questionTool"] = question_tool
+    if kind is not None:  # a permission or a plan (v1.5), with what it is about
+        body["kind"], body["stop"] = kind, dict(stop or {})
     try:
         request = validate_prompt(body)
     except ProtocolError as exc:
@@ -149,6 +153,8 @@ async def ask_user_async(
     create_retry_seconds: float = CREATE_RETRY_SECONDS,
     question_tool: str | None = None,
     on_asked: Callable[[str], None] | None = None,
+    kind: str | None = None,
+    stop: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Ask and wait; returns the specification's tool result dict exactly. `on_asked` is told
     the prompt's id once the gateway holds it (to log it, or to ask the next in order).
@@ -164,6 +170,8 @@ async def ask_user_async(
         run_id=run_id,
         agent_id=agent_id,
         question_tool=question_tool,
+        kind=kind,
+        stop=stop,
     )
     async with HttpAsker(settings(gateway_url, token), create_retry_seconds) as asker:
         return await asking.ask(asker, body, request.timeout_seconds, abort, on_asked)
@@ -392,6 +400,8 @@ def ask_user(
     create_retry_seconds: float = CREATE_RETRY_SECONDS,
     question_tool: str | None = None,
     on_asked: Callable[[str], None] | None = None,
+    kind: str | None = None,
+    stop: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The blocking form of ask_user_async. Ctrl-C cancels the prompt, then raises."""
     call = ask_user_async(
@@ -406,6 +416,8 @@ def ask_user(
         create_retry_seconds=create_retry_seconds,
         question_tool=question_tool,
         on_asked=on_asked,
+        kind=kind,
+        stop=stop,
     )
     return _run_blocking(call)
 

@@ -81,8 +81,9 @@ def hook_timeout(prompt_timeout: int) -> int:
 def with_hook(
     settings: dict[str, Any], command: str, timeout_seconds: int, path: Path = Path("settings")
 ) -> dict[str, Any]:
-    """`settings` with our PreToolUse hook for AskUserQuestion and our Stop hook (late answers,
-    v1.4), earlier ones of ours replaced and everyone else's kept."""
+    """`settings` with our PreToolUse hook for AskUserQuestion, our Stop hook (late answers,
+    v1.4) and our PermissionRequest hook (permissions and plans, v1.5), earlier ones of ours
+    replaced and everyone else's kept."""
     hooks = dict(shaped(settings.get("hooks"), dict, path, "hooks"))
     ours = {
         "PreToolUse": {
@@ -90,6 +91,10 @@ def with_hook(
             "hooks": [{"type": "command", "command": command, "timeout": timeout_seconds}],
         },
         "Stop": {"hooks": [{"type": "command", "command": command, "timeout": STOP_SECONDS}]},
+        # Its permission dialog and plan approval, on the phone too (v1.5, #54): every tool.
+        "PermissionRequest": {
+            "hooks": [{"type": "command", "command": command, "timeout": timeout_seconds}],
+        },
     }
     for event, group_of_ours in ours.items():
         kept = []

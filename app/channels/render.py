@@ -15,6 +15,7 @@ from app.device import DisplayStatus, TimelineItem
 from app.protocol import PromptRecord
 from app.protocol.asker import asker_label
 from app.protocol.render import OTHER_LINE, option_lines
+from app.protocol.stops import tappable
 
 MAX_CALLBACK_BYTES = 64  # Telegram's limit for a button's data; the tightest of the platforms
 TICK = "✓ "
@@ -101,6 +102,8 @@ def keyboard(record: PromptRecord, view: View, key: int) -> list[list[Button]]:
     last = view.question == len(questions) - 1
     rows = []
     for index, option in enumerate(question.options):
+        if not tappable(record, option):  # never "allow always" (v1.5): the app, in front
+            continue  # of the rule it adds
         if question.multi_select:
             mark = TICK if option.label in chosen else ""
             rows.append([Button(mark + option.label, callback_data(key, "t", index))])

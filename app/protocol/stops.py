@@ -88,10 +88,12 @@ def kind_problems(
     return []
 
 
+def tappable(record: PromptRecord, option: Option) -> bool:
+    """Whether a single tap may choose `option` — a card's one tap, a notification's action,
+    an answer link's button, a chat button: any, but never the one that allows for good."""
+    return record.stop is None or option.label != record.stop.always
+
+
 def quick_options(record: PromptRecord) -> list[tuple[int, Option]]:
-    """The options (numbered from 1) a single tap may choose — a card's one tap, a
-    notification's action, an answer link's button, a chat button: all of them, but never
-    the one that allows for good."""
-    always = record.stop.always if record.stop is not None else None
-    question = record.questions[0]
-    return [(n, o) for n, o in enumerate(question.options, 1) if o.label != always]
+    """The first question's options (numbered from 1) a single tap may choose."""
+    return [(n, o) for n, o in enumerate(record.questions[0].options, 1) if tappable(record, o)]

@@ -22,6 +22,7 @@ from app.protocol.text import shown_label
 
 from .screen import Screen
 from .state import Clock, DraftedElsewhere, scroll_key
+from .stop_view import StopBlock
 from .theme import MONO_FONT_FAMILY, TAP
 from .typed_field import TypedField
 
@@ -438,6 +439,8 @@ def PromptCard(
     if drafted is not None:
         heading.append(DraftLine(drafted, strings))
     children: list[ft.Control] = [ft.Column(heading, spacing=2, tight=True)]
+    if item.record.stop is not None:  # a permission or a plan: what it is about, first
+        children.append(StopBlock(item.record.stop, strings, key="stop"))  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
     for index, question in enumerate(questions):
         if index:
             children.append(ft.Divider(height=16))

@@ -24,6 +24,7 @@ from app.device.store import created_key
 from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
 from app.protocol.pairing import url_problem
 from app.protocol.selection import CardAnswers
+from app.protocol.stops import QUESTION
 from app.protocol.strings import Strings
 
 from .state import HISTORY_SHOWN, AppOptions, Clock, DraftedElsewhere, ScreenState, SettingsDraft
@@ -432,6 +433,9 @@ class Screen:
         if not self.state.one_tap or answers is None or prompt_id in self.state.undo:
             return
         if prompt_id in self.state.answering_late:  # sent by its own button, no Undo wait
+            return
+        item = next((i for i in self.state.waiting if i.id == prompt_id), None)
+        if item is not None and item.record.kind != QUESTION:  # a permission: Submit decides
             return
         [*questions] = answers.by_id.values()
         if len(questions) != 1 or questions[0].question.multi_select or not answers.complete:

@@ -30,6 +30,7 @@ from .card import (
 from .chrome import icon_button
 from .screen import Screen, docked, one_tap_answer
 from .state import DraftedElsewhere, ScreenState
+from .stop_view import StopBlock
 from .theme import TAP
 from .timeline import MAX_WIDTH, side_padding
 
@@ -229,6 +230,14 @@ def CollapsedBar(
     )
 
 
+def stop_block(item: TimelineItem, strings: Strings) -> list[ft.Control]:
+    """A permission's or a plan's stop, above its one question (stop_view.py)."""
+    record = item.record
+    if record.stop is None:
+        return []
+    return [StopBlock(record.stop, strings, key="stop")]  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
+
+
 def drafted_line(where: DraftedElsewhere | None, strings: Strings) -> list[ft.Control]:
     """Where the shown choices were made, when not here (not sent)."""
     return [] if where is None else [DraftLine(where, strings)]
@@ -260,6 +269,7 @@ def StepperPanel(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
                 StepBar(item, step, state.waiting, screen, strings, key="where"),  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
                 ft.Column(
                     [
+                        *stop_block(item, strings),
                         QuestionBlock(  # type: ignore[call-arg]  # @ft.component takes key=; its stubs do not say so
                             item.id,
                             question,

@@ -242,3 +242,37 @@ def test_the_link_of_a_stopped_run_answers_anyway(linked):
     later = httpx.get(link)
     assert "waiting for the agent" in later.text and "Production" in later.text
     assert 'name="q.deploy_target"' not in later.text
+
+
+def test_a_links_choose_never_allows_for_good(linked):
+    """#54 (4): `?choose=N` for a permission's "allow always" is no one-tap choice: the page
+    shows the whole card, and a POST of it answers nothing."""
+    gateway, receiver, ntfy = linked
+    permission = {
+        **prompt_body("links"),
+        "questions": [
+            {
+                "id": "decision",
+                "header": "Permission",
+                "question": "Claude Code asks to run this command.",
+                "options": [{"label": "Allow once"}, {"label": "Allow always"}, {"label": "Deny"}],
+            }
+        ],
+        "kind": "permission",
+        "stop": {"program": "Claude Code", "command": "npm test", "always": "Allow always"},
+    }
+    made = httpx.post(
+        f"{gateway.url}/v1/prompts",
+        json=permission,
+        headers={"Authorization": f"Bearer {AGENT_TOKEN}"},
+    )
+    assert made.status_code == 201, made.text
+    link = _link_from_notification(receiver)
+    wait_until(lambda: ntfy.requests, timeout=20)
+    assert [a["label"] for a in ntfy.requests[-1][2]["actions"]] == ["Allow once", "Deny"]
+    page = httpx.get(f"{link}?choose=2")
+    assert "?choose=2" not in page.text and 'name="q.decision"' in page.text  # the whole card
+    httpx.post(f"{link}?choose=2")
+    assert _record(gateway, made.json()["id"])["status"] == "pending"
+    once = httpx.get(f"{link}?choose=1")
+    assert "?choose=1" in once.text  # allow once: one tap, confirmed, as any choice

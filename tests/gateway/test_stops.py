@@ -96,3 +96,25 @@ def test_a_permissions_deadline_decides_nothing(gateway):
     gateway.clock.advance(31)
     result = gateway.agent.get(f"/v1/prompts/{made['id']}/result", params={"wait": 0}).json()
     assert result == {"status": "no_answer", "reason": "expired"}  # the program asks itself
+
+
+def test_allow_always_is_never_a_notification_action_a_chat_button_or_a_link_choice(gateway):
+    """#54 (4): a notification's one-tap actions, a chat's buttons and an answer link's
+    `?choose=N` offer allow once and deny; "allow always" only in front of its rule."""
+    from app.channels.render import View, keyboard
+    from app.gateway.core.notify import announcement
+    from app.protocol import PromptRecord
+
+    made = gateway.agent.post(
+        "/v1/prompts",
+        json=prompt_body("s", questions=[RUN_TESTS], kind="permission", stop=STOP),
+    )
+    record = PromptRecord.model_validate(made.json())
+    link = "https://gw.example/a/token"
+    actions = announcement(record, link).one_tap
+    assert actions == (("Allow once", f"{link}?choose=1"), ("Deny", f"{link}?choose=3"))
+    buttons = [b.label for row in keyboard(record, View(), key=7) for b in row]
+    assert "Allow always" not in buttons and {"Allow once", "Deny"} <= set(buttons)
+    # A plain question offers every option, as before.
+    plain = PromptRecord.model_validate(gateway.create(session="plain"))
+    assert len(announcement(plain, link).one_tap) == len(plain.questions[0].options)

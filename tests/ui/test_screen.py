@@ -684,6 +684,26 @@ def test_one_tap_waits_for_submit_with_several_questions_or_a_multiple_choice(sc
     assert screen.state.undo == {} and screen.core.store.outbox() == []
 
 
+def test_a_permission_is_never_decided_by_one_tap_only_by_submit(screen):
+    """#54 (4): a permission or a plan waits for Submit, even with one tap on; the person
+    decides in front of what it allows."""
+    permission = {
+        "id": "decision",
+        "header": "Permission",
+        "question": "Claude Code asks to run this command.",
+        "options": [{"label": "Allow once"}, {"label": "Allow always"}, {"label": "Deny"}],
+    }
+    stop = {"program": "Claude Code", "command": "npm test", "always": "Allow always"}
+    add(screen, record("pr_p", 1, questions=[permission], kind="permission", stop=stop))
+    screen.tap_option("pr_p", "decision", "Allow always")
+    assert screen.state.undo == {} and screen.core.store.outbox() == []
+    screen.tap_option("pr_p", "decision", "Allow once")
+    assert screen.state.undo == {} and screen.core.store.outbox() == []
+    assert screen.submit("pr_p")
+    [entry] = screen.core.store.outbox()
+    assert (entry.kind, entry.answers) == ("answer", {"decision": ["Allow once"]})
+
+
 def test_one_tap_is_a_setting_kept_by_the_device(screen):
     screen.open_dialog("settings")
     screen.state.draft.one_tap = False

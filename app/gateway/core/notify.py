@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.protocol import PromptRecord, prompt_link
 from app.protocol.asker import asker_label
+from app.protocol.stops import quick_options
 
 log = logging.getLogger("ask_user.gateway.notify")
 
@@ -58,10 +59,9 @@ def announcement(record: PromptRecord, link: str, minutes_left: int | None = Non
     lines.append(f"In the app: {prompt_link(record.id)}")
     one_tap: tuple[tuple[str, str], ...] = ()
     [first, *more] = record.questions
-    if not more and not first.multi_select and len(first.options) <= NTFY_MAX_ONE_TAP_OPTIONS:
-        one_tap = tuple(
-            (option.label, f"{link}?choose={n}") for n, option in enumerate(first.options, 1)
-        )
+    quick = quick_options(record)  # never a permission's "allow always" (v1.5)
+    if not more and not first.multi_select and len(quick) <= NTFY_MAX_ONE_TAP_OPTIONS:
+        one_tap = tuple((option.label, f"{link}?choose={n}") for n, option in quick)
     title = f"{asker_label(record.session_key, record.agent_id)}: {first.header}"
     if minutes_left is not None:
         title = f"Reminder, {minutes_left} min left — {title}"

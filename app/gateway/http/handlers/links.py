@@ -16,6 +16,7 @@ from app.protocol import (
     ProtocolError,
 )
 from app.protocol.selection import QuestionAnswer
+from app.protocol.stops import quick_options
 from app.protocol.strings import Strings
 
 from ...core.notify import LINK_PATH
@@ -137,7 +138,7 @@ def _choice_state(call: Call, record: PromptRecord) -> PageState:
     if value is None or more or first.multi_select or not value.isascii() or not value.isdigit():
         return PageState()
     number = int(value[:2])
-    if not 1 <= number <= len(first.options):
+    if number not in {n for n, _ in quick_options(record)}:  # never "allow always" (v1.5)
         return PageState()
     return PageState(choose=number, attempt=f"choose:{number}")
 
