@@ -29,6 +29,7 @@ from app.protocol.asker import project_session_key
 
 from .caller import watch_caller
 from .client import AskUserError
+from .dialog_watch import ANSWERED_ELSEWHERE, watch_dialog
 from .environment import AgentEnvironment
 from .permission_hook import EVENT as PERMISSION_EVENT
 from .permission_hook import permission_decision, permission_prompt
@@ -229,6 +230,8 @@ def run_claude_hook(
     session = hook.get("session_id")
     stop = _stop_on_signals()  # Esc in Claude Code, or its hook timeout: cancel the prompt
     watch_caller(stop)  # Claude Code killed: no signal reaches us, its end of stdout closes
+    if permission:  # its dialog shows meanwhile: answered at the terminal, the card goes
+        watch_dialog(stop, hook.get("transcript_path"), str(hook.get("tool_name")), tool_input)
     try:
         result = ask_user(
             questions,
@@ -249,6 +252,9 @@ def run_claude_hook(
         _note(f"{exc}; Claude Code asks itself")
         return 0
     if stop.is_set():
+        if stop.signum == ANSWERED_ELSEWHERE:
+            _note("answered in the terminal; the card left the phone")
+            return 0
         return 128 + stop.signum
     if permission:
         output = permission_decision(result, hook)

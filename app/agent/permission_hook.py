@@ -47,16 +47,32 @@ def cut(text: str, most: int) -> str:
     return text if len(text) <= most else text[: most - len(CUT)] + CUT
 
 
+WHERE = {"session": "this session", "localSettings": "this project, on this machine",
+         "projectSettings": "this project", "userSettings": "all your projects"}  # fmt: skip
+
+
 def rule_text(suggestion: Any) -> str | None:
-    """Claude Code's rule as its settings write it: `Bash(npm test:*)`, `WebFetch`."""
-    if not isinstance(suggestion, dict) or suggestion.get("type") != "addRules":
+    """What one of Claude Code's suggestions adds, as a person reads it: `Bash(npm test:*)`
+    (a rule as its settings write it), access to a folder, a mode; and where it applies."""
+    if not isinstance(suggestion, dict):
         return None
-    rules = []
-    for rule in suggestion.get("rules") or []:
-        if isinstance(rule, dict) and isinstance(rule.get("toolName"), str):
-            content = rule.get("ruleContent")
-            rules.append(f"{rule['toolName']}({content})" if content else rule["toolName"])
-    return ", ".join(rules) or None
+    kind = suggestion.get("type")
+    if kind == "addRules":
+        parts = []
+        for rule in suggestion.get("rules") or []:
+            if isinstance(rule, dict) and isinstance(rule.get("toolName"), str):
+                content = rule.get("ruleContent")
+                parts.append(f"{rule['toolName']}({content})" if content else rule["toolName"])
+        said = ", ".join(parts)
+    elif kind == "addDirectories":
+        folders = [d for d in suggestion.get("directories") or [] if isinstance(d, str)]
+        said = f"access to {', '.join(folders)}" if folders else ""
+    elif kind == "setMode" and isinstance(suggestion.get("mode"), str):
+        said = f"the {suggestion['mode']} mode"
+    else:
+        return None
+    where = WHERE.get(str(suggestion.get("destination")))
+    return (f"{said} ({where})" if where else said) or None
 
 
 def diff_of(tool: str, tool_input: dict[str, Any]) -> str | None:
@@ -119,9 +135,7 @@ def permission_prompt(hook: dict[str, Any]) -> tuple[PromptKind, dict[str, Any],
     rules = [r for r in map(rule_text, hook.get("permission_suggestions") or []) if r]
     if rules:
         stop["always"], stop["rule"] = ALLOW_ALWAYS, "; ".join(rules)[:500]
-        options.append(
-            {"label": ALLOW_ALWAYS, "description": f"Adds the rule {stop['rule']}"[:200]}
-        )
+        options.append({"label": ALLOW_ALWAYS, "description": f"Adds {stop['rule']}"[:200]})
     options.append({"label": DENY, "description": "Or write what to do instead"})
     question = {"id": QUESTION_ID, "header": "Permission", "question": asked, "options": options}
     return PERMISSION, question, stop

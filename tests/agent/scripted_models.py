@@ -101,20 +101,23 @@ def _anthropic_results(messages: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def anthropic_reply(
-    request: dict[str, Any], builtin: bool = False, claude_questions: dict | None = None
+    request: dict[str, Any],
+    builtin: bool = False,
+    claude_questions: dict | None = None,
+    call: tuple[str, dict[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """The content blocks of the scripted answer, and its stop reason. `builtin`: ask with
     Claude Code's own AskUserQuestion (`claude_questions`, else CLAUDE_QUESTIONS) instead of
-    our MCP tool."""
+    our MCP tool; `call`: use that built-in tool with that input instead (Bash, say)."""
     tool = _tool_name(request.get("tools"))
     results = _anthropic_results(request.get("messages") or [])
     if ASK_ID in results:
         return [{"type": "text", "text": f"ANSWERED: {results[ASK_ID]}"}], "end_turn"
-    if builtin:
-        if not _tool_name_is(request, BUILTIN_TOOL) or results:
+    if builtin or call:
+        name, given = call or (BUILTIN_TOOL, claude_questions or CLAUDE_QUESTIONS)
+        if not _tool_name_is(request, name) or results:
             return [{"type": "text", "text": "ok"}], "end_turn"
-        return [{"type": "tool_use", "id": ASK_ID, "name": BUILTIN_TOOL,
-                 "input": claude_questions or CLAUDE_QUESTIONS}], "tool_use"  # fmt: skip
+        return [{"type": "tool_use", "id": ASK_ID, "name": name, "input": given}], "tool_use"
     if tool is None:
         deferred = _DEFERRED.search(json.dumps(request.get("messages") or []))
         if deferred and not results and _tool_name_is(request, "ToolSearch"):
@@ -133,9 +136,12 @@ def _tool_name_is(request: dict[str, Any], name: str) -> bool:
 
 
 def anthropic_stream(
-    request: dict[str, Any], builtin: bool = False, claude_questions: dict | None = None
+    request: dict[str, Any],
+    builtin: bool = False,
+    claude_questions: dict | None = None,
+    call: tuple[str, dict[str, Any]] | None = None,
 ) -> bytes:
-    blocks, stop = anthropic_reply(request, builtin, claude_questions)
+    blocks, stop = anthropic_reply(request, builtin, claude_questions, call)
     usage = {"input_tokens": 10, "output_tokens": 10}
     message = {
         "id": message_id(),
@@ -362,7 +368,12 @@ class ScriptedModels:
     """Both APIs on one port; `requests` keeps (path, body) of every call, for the test.
     `builtin`: Claude's script asks with AskUserQuestion rather than our MCP tool."""
 
-    def __init__(self, builtin: bool = False, claude_questions: dict | None = None) -> None:
+    def __init__(
+        self,
+        builtin: bool = False,
+        claude_questions: dict | None = None,
+        call: tuple[str, dict[str, Any]] | None = None,
+    ) -> None:
         requests: list[tuple[str, dict[str, Any]]] = []
         self.requests = requests
 
@@ -378,9 +389,9 @@ class ScriptedModels:
                     self._json({"input_tokens": 10})
                 elif path.endswith("/messages"):
                     if body.get("stream"):
-                        self._stream(anthropic_stream(body, builtin, claude_questions))
+                        self._stream(anthropic_stream(body, builtin, claude_questions, call))
                     else:
-                        blocks, stop = anthropic_reply(body, builtin, claude_questions)
+                        blocks, stop = anthropic_reply(body, builtin, claude_questions, call)
                         self._json({
                             "id": message_id(), "type": "message", "role": "assistant",
                             "model": body.get("model", "scripted"), "content": blocks,

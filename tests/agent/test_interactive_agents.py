@@ -36,7 +36,12 @@ def terminals() -> Iterator[list[Terminal]]:
 
 
 def _claude_tui(
-    tmp_path: Path, gateway, models: ScriptedModels, project: Path, terminals: list[Terminal]
+    tmp_path: Path,
+    gateway,
+    models: ScriptedModels,
+    project: Path,
+    terminals: list[Terminal],
+    *args: str,
 ) -> Terminal:
     """Claude Code's TUI, past its first-run questions (trust the folder, use the API key) as
     a person answers them."""
@@ -50,12 +55,12 @@ def _claude_tui(
         DISABLE_AUTOUPDATER="1",
         TERM="xterm-256color",
     )
-    terminal = Terminal([str(claude())], env, project)
+    terminal = Terminal([str(claude()), *args], env, project)
     terminals.append(terminal)
     terminal.choose("Yes, I trust this folder")
     terminal.wait_for(lambda s: "use this API key" in s)
     terminal.choose("Yes")
-    terminal.wait_for(lambda s: "shift+tab" in s)
+    terminal.wait_for(lambda s: "shift+tab" in s or "for shortcuts" in s)  # ready for input
     return terminal
 
 
@@ -182,5 +187,96 @@ def test_claude_code_tui_asks_four_questions_with_a_preview_on_the_phone(
         wait_until(results, 120, 0.5)  # the model's next turn carries the tool's result
         got = results()
         assert "Sidebar" in got[-1] and "Ship step 3 now?" in got[-1], got[-1]
+    finally:
+        models.close()
+
+
+@pytest.mark.timeout(420)
+def test_claude_code_tui_permission_dialog_is_answered_on_the_phone(
+    gateway, project, tmp_path, terminals
+):
+    """#54 (1): Claude Code's permission dialog ("Do you want to run …?") reaches the phone as
+    a card with the exact command; the person's Allow once there runs it, and the model gets
+    its output; the terminal's own dialog is the fallback, never needed here."""
+    command = "echo permitted-on-the-phone > proof.txt && cat proof.txt"
+    models = ScriptedModels(call=("Bash", {"command": command, "description": "Write proof"}))
+    try:
+        # Claude Code 2.1.332's default is auto mode, which runs a command it deems safe
+        # without asking; the dialog is the default mode's (and auto mode's risky commands').
+        terminal = _claude_tui(
+            tmp_path, gateway, models, project, terminals, "--permission-mode", "default"
+        )
+        request = "Write the proof file"
+        for attempt in range(1, 4):  # before its tools are up, Claude Code may answer "ok"
+            terminal.type(request)
+            terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
+            terminal.keys("Enter")
+            replied = terminal.wait_for(
+                lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
+            )
+            if _prompts(gateway) or "● ok" not in replied:
+                break
+        [prompt] = wait_until(lambda: _prompts(gateway), 60, 0.2)
+        assert prompt["kind"] == "permission"
+        assert prompt["stop"]["command"] == command and prompt["stop"]["tool"] == "Bash"
+        labels = [o["label"] for o in prompt["questions"][0]["options"]]
+        assert labels[0] == "Allow once" and labels[-1] == "Deny"
+        # Claude Code's suggestion is offered as it words it, with where it applies.
+        always = prompt["questions"][0]["options"][1]
+        assert always["label"] == "Allow always" and str(project) in always["description"]
+        answered = device_post(
+            gateway.url, prompt["id"], "answer", {"answers": {"decision": ["Allow once"]}}
+        )
+        assert answered.status_code == 200
+        wait_until(lambda: (project / "proof.txt").exists(), 120, 0.5)
+        assert (project / "proof.txt").read_text() == "permitted-on-the-phone\n"
+
+        def results() -> list[str]:
+            return [
+                json.dumps(block)
+                for _, body in list(models.requests)
+                for message in body.get("messages") or []
+                if isinstance(message.get("content"), list)
+                for block in message["content"]
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
+            ]
+
+        wait_until(results, 120, 0.5)  # the model's next turn carries the command's output
+        assert "permitted-on-the-phone" in results()[-1]
+    finally:
+        models.close()
+
+
+@pytest.mark.timeout(420)
+def test_claude_code_tui_answered_at_the_terminal_takes_the_card_off_the_phone(
+    gateway, project, tmp_path, terminals
+):
+    """#54 (1): the terminal's own dialog shows while the card waits; a person at the desk
+    who answers there takes the card off the phone (its hook stops and cancels it)."""
+    command = "echo answered-at-the-desk > desk.txt"
+    models = ScriptedModels(call=("Bash", {"command": command, "description": "Write desk"}))
+    try:
+        terminal = _claude_tui(
+            tmp_path, gateway, models, project, terminals, "--permission-mode", "default"
+        )
+        request = "Write the desk file"
+        for attempt in range(1, 4):
+            terminal.type(request)
+            terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
+            terminal.keys("Enter")
+            replied = terminal.wait_for(
+                lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
+            )
+            if _prompts(gateway) or "● ok" not in replied:
+                break
+        [prompt] = wait_until(lambda: _prompts(gateway), 60, 0.2)
+        terminal.wait_for(lambda s: "Do you want to proceed?" in s)
+        terminal.keys("Enter")  # "1. Yes", at the desk
+        wait_until(lambda: (project / "desk.txt").exists(), 60, 0.5)
+
+        def status() -> str:
+            return gateway.device.get(f"/v1/prompts/{prompt['id']}").json()["status"]
+
+        wait_until(lambda: status() == "cancelled", 30, 0.2)  # off the phone, nobody's to answer
     finally:
         models.close()

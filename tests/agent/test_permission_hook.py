@@ -50,11 +50,13 @@ def test_a_command_is_a_card_with_the_command_and_allow_always_adds_the_rule(gat
         "tool": "Bash",
         "command": "npm test -- --watch=false",
         "always": "Allow always",
-        "rule": "Bash(npm test:*)",
+        "rule": "Bash(npm test:*) (this project, on this machine)",
     }
     [question] = prompt["questions"]
     assert [o["label"] for o in question["options"]] == ["Allow once", "Allow always", "Deny"]
-    assert question["options"][1]["description"] == "Adds the rule Bash(npm test:*)"
+    assert question["options"][1]["description"] == (
+        "Adds Bash(npm test:*) (this project, on this machine)"
+    )
     device_post(gateway.url, prompt["id"], "answer", {"answers": {"decision": ["Allow always"]}})
     code, out, err = _finish(process)
     assert code == 0, err
@@ -149,3 +151,34 @@ def test_a_long_command_is_cut_with_a_mark_and_the_gateway_takes_it(gateway):
     assert len(shown) == 4000 and shown.endswith("(cut: the whole of it is in the terminal)")
     device_post(gateway.url, prompt["id"], "answer", {"answers": {"decision": ["Allow once"]}})
     assert _decision(_finish(process)[1]) == {"behavior": "allow"}
+
+
+def test_answered_at_the_terminal_the_card_leaves_the_phone(gateway, tmp_path):
+    """Claude Code shows its own dialog while the hook waits and tells the hook nothing when
+    the person answers there; the session's transcript does: once the call has its result
+    the card is cancelled and the hook decides nothing. An earlier run of the same command,
+    answered long ago, is not mistaken for it."""
+    command = {"command": "npm test"}
+    transcript = tmp_path / "session.jsonl"
+
+    def line(kind: str, block: dict) -> str:
+        return json.dumps({"type": kind, "message": {"content": [block]}}) + "\n"
+
+    transcript.write_text(
+        line("assistant", {"type": "tool_use", "id": "toolu_old", "name": "Bash", "input": command})
+        + line("user", {"type": "tool_result", "tool_use_id": "toolu_old", "content": "ok"})
+        + line(
+            "assistant", {"type": "tool_use", "id": "toolu_new", "name": "Bash", "input": command}
+        )
+    )
+    asked = {**_permission("Bash", command), "transcript_path": str(transcript)}
+    process = _hook(gateway.url, asked)
+    prompt = next_pending(gateway.url)
+    with transcript.open("a") as file:  # the person chose "Yes" at the terminal
+        file.write(
+            line("user", {"type": "tool_result", "tool_use_id": "toolu_new", "content": "ok"})
+        )
+    code, out, err = _finish(process)
+    assert (code, out) == (0, "") and "answered in the terminal" in err
+    record = gateway.device.get(f"/v1/prompts/{prompt['id']}").json()
+    assert record["status"] == "cancelled"

@@ -29,7 +29,8 @@ def test_a_command_card_shows_the_command_and_the_rule_and_submit_decides(browse
         timeout=TIMEOUT
     )
     expect(page.get_by_text("Bash would run")).to_be_visible()
-    expect(page.get_by_text("Allow always adds the rule Bash(npm test:*)")).to_be_attached()
+    said = "Allow always adds Bash(npm test:*) (this project, on this machine)"
+    expect(page.get_by_text(said)).to_be_attached()
     option(page, "Allow always").click()  # one tap chooses; it decides nothing
     expect(page.get_by_role("button", name="Submit")).to_be_enabled(timeout=TIMEOUT)
     shot(page, "50-permission-command-320")
