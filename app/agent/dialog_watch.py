@@ -81,3 +81,36 @@ def watch_dialog(
     thread = threading.Thread(target=watch, name="ask-user-dialog-watch", daemon=True)
     thread.start()
     return thread
+
+
+def plan_of(transcript_path: Any) -> str | None:
+    """The plan Claude Code asks to start on: Claude Code 2.1.332 gives its PermissionRequest
+    hook an empty ExitPlanMode input and keeps the plan in a file (~/.claude/plans/…). The
+    transcript has the model's own ExitPlanMode call, with the plan in it, or else the plan
+    file's last write; the newest of either is the plan."""
+    if not isinstance(transcript_path, str) or not transcript_path:
+        return None
+    try:
+        lines = Path(transcript_path).read_bytes().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        for call in reversed(_blocks(entry, "tool_use")):
+            given = call.get("input") if isinstance(call.get("input"), dict) else {}
+            if call.get("name") == "ExitPlanMode" and isinstance(given.get("plan"), str):
+                return str(given["plan"])
+            path = given.get("file_path")
+            if (
+                call.get("name") in ("Write", "Edit")
+                and isinstance(path, str)
+                and "/plans/" in path
+            ):
+                try:
+                    return Path(path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    return None
+    return None

@@ -29,6 +29,8 @@ from app.protocol.stops import (
     PromptKind,
 )
 
+from .dialog_watch import plan_of
+
 EVENT = "PermissionRequest"
 PROGRAM = "Claude Code"
 PLAN_TOOL = "ExitPlanMode"
@@ -40,6 +42,7 @@ DENIED = "The user denied this on their phone (Ask User)."
 DENIED_SAYING = "The user denied this on their phone (Ask User) and said: {note}"
 KEEP_PLANNING_SAYING = "The user wants you to keep planning (Ask User) and said: {note}"
 KEPT_PLANNING = "The user wants you to keep planning (Ask User)."
+NO_PLAN = "(Claude Code did not say; the plan is in the terminal)"
 
 
 def cut(text: str, most: int) -> str:
@@ -105,7 +108,8 @@ def permission_prompt(hook: dict[str, Any]) -> tuple[PromptKind, dict[str, Any],
     tool_input = hook.get("tool_input") if isinstance(hook.get("tool_input"), dict) else {}
     assert isinstance(tool_input, dict)
     if tool == PLAN_TOOL:
-        plan = cut(str(tool_input.get("plan") or ""), MAX_PLAN_CHARS)
+        written = tool_input.get("plan") or plan_of(hook.get("transcript_path")) or NO_PLAN
+        plan = cut(str(written), MAX_PLAN_CHARS)
         question = {
             "id": QUESTION_ID,
             "header": "Plan",
@@ -149,7 +153,9 @@ def permission_decision(result: dict[str, Any], hook: dict[str, Any]) -> dict[st
     [chosen] = result["answers"]["answers"].get(QUESTION_ID) or [None]
     plan = hook.get("tool_name") == PLAN_TOOL
     decided: dict[str, Any]
-    if chosen in (ALLOW_ONCE, APPROVE):
+    if chosen == APPROVE:  # Claude Code 2.1.332 takes a plan's allow with its input only
+        decided = {"behavior": "allow", "updatedInput": dict(hook.get("tool_input") or {})}
+    elif chosen == ALLOW_ONCE:
         decided = {"behavior": "allow"}
     elif chosen == ALLOW_ALWAYS and not plan:
         suggestions = [s for s in hook.get("permission_suggestions") or [] if rule_text(s)]

@@ -115,7 +115,12 @@ def anthropic_reply(
         return [{"type": "text", "text": f"ANSWERED: {results[ASK_ID]}"}], "end_turn"
     if builtin or call:
         name, given = call or (BUILTIN_TOOL, claude_questions or CLAUDE_QUESTIONS)
-        if not _tool_name_is(request, name) or results:
+        offered = _tool_name_is(request, name) or SEARCH_ID in results
+        if not offered and call and not results and _tool_name_is(request, "ToolSearch"):
+            search = {"query": f"select:{name}"}  # a deferred built-in (ExitPlanMode)
+            return [{"type": "tool_use", "id": SEARCH_ID, "name": "ToolSearch",
+                     "input": search}], "tool_use"  # fmt: skip
+        if not offered or (results and SEARCH_ID not in results):
             return [{"type": "text", "text": "ok"}], "end_turn"
         return [{"type": "tool_use", "id": ASK_ID, "name": name, "input": given}], "tool_use"
     if tool is None:

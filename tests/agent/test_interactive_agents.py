@@ -280,3 +280,46 @@ def test_claude_code_tui_answered_at_the_terminal_takes_the_card_off_the_phone(
         wait_until(lambda: status() == "cancelled", 30, 0.2)  # off the phone, nobody's to answer
     finally:
         models.close()
+
+
+@pytest.mark.timeout(420)
+def test_claude_code_tui_plan_is_approved_on_the_phone(gateway, project, tmp_path, terminals):
+    """#54 (2): leaving plan mode (ExitPlanMode) is a plan card with the plan's Markdown; the
+    person's approval on the phone lets Claude Code start on it."""
+    plan = "# Add sign-in\n\n1. Add the users table\n2. Send a link by email"
+    models = ScriptedModels(call=("ExitPlanMode", {"plan": plan}))
+    try:
+        terminal = _claude_tui(
+            tmp_path, gateway, models, project, terminals, "--permission-mode", "plan"
+        )
+        request = "Plan the sign-in"
+        for attempt in range(1, 4):
+            terminal.type(request)
+            terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
+            terminal.keys("Enter")
+            replied = terminal.wait_for(
+                lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
+            )
+            if _prompts(gateway) or "● ok" not in replied:
+                break
+        [prompt] = wait_until(lambda: _prompts(gateway), 60, 0.2)
+        assert prompt["kind"] == "plan" and prompt["stop"]["plan"] == plan
+        answered = device_post(
+            gateway.url, prompt["id"], "answer", {"answers": {"decision": ["Approve the plan"]}}
+        )
+        assert answered.status_code == 200
+
+        def results() -> list[str]:
+            return [
+                json.dumps(block)
+                for _, body in list(models.requests)
+                for message in body.get("messages") or []
+                if isinstance(message.get("content"), list)
+                for block in message["content"]
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
+            ]
+
+        # Claude Code's own words for an approved plan reach the model as the tool's result.
+        wait_until(lambda: any("approved exiting plan mode" in r for r in results()), 120, 0.5)
+    finally:
+        models.close()

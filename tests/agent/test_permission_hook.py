@@ -182,3 +182,22 @@ def test_answered_at_the_terminal_the_card_leaves_the_phone(gateway, tmp_path):
     assert (code, out) == (0, "") and "answered in the terminal" in err
     record = gateway.device.get(f"/v1/prompts/{prompt['id']}").json()
     assert record["status"] == "cancelled"
+
+
+def test_a_plan_claude_code_keeps_out_of_the_hook_input_is_read_from_the_transcript(
+    gateway, tmp_path
+):
+    """Claude Code 2.1.332 gives the hook an empty ExitPlanMode input (measured in the TUI);
+    the plan is the model's own call in the session's transcript. Approving allows with the
+    input as given, the one shape its plan dialog takes from a hook."""
+    plan = "# Add sign-in\n\n1. Add the users table"
+    transcript = tmp_path / "session.jsonl"
+    call = {"type": "tool_use", "id": "toolu_plan", "name": "ExitPlanMode", "input": {"plan": plan}}
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"content": [call]}}) + "\n")
+    asked = {**_permission("ExitPlanMode", {}), "transcript_path": str(transcript)}
+    process = _hook(gateway.url, asked)
+    prompt = next_pending(gateway.url)
+    assert prompt["kind"] == "plan" and prompt["stop"]["plan"] == plan
+    answer = {"answers": {"decision": ["Approve the plan"]}}
+    device_post(gateway.url, prompt["id"], "answer", answer)
+    assert _decision(_finish(process)[1]) == {"behavior": "allow", "updatedInput": {}}

@@ -72,5 +72,6 @@ def test_an_edit_card_shows_the_diff_and_a_plan_card_its_markdown(browser, stack
     option(page, "Approve the plan").click()
     page.get_by_role("button", name="Submit").click()
     assert json.loads(_finish(planning)[1])["hookSpecificOutput"]["decision"] == {
-        "behavior": "allow"
+        "behavior": "allow",
+        "updatedInput": {"plan": plan},  # Claude Code takes a plan's allow with its input
     }
