@@ -14,8 +14,8 @@ from typing import Any
 from app.device import DisplayStatus, TimelineItem
 from app.protocol import PromptRecord
 from app.protocol.asker import asker_label
+from app.protocol.quick import tappable
 from app.protocol.render import OTHER_LINE, option_lines
-from app.protocol.stops import tappable
 
 MAX_CALLBACK_BYTES = 64  # Telegram's limit for a button's data; the tightest of the platforms
 TICK = "✓ "

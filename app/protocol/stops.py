@@ -7,12 +7,13 @@ options of one single-select question.
 Safe by construction: a permission or a plan is decided only by the person, in front of what
 it is about. Its deadline answers nothing (the program's own dialog asks then); the choice
 that allows for good (`stop.always`) is never one tap — not on a card, in a notification, an
-answer link or a chat button (`quick_options`).
+answer link or a chat button (quick.py).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
@@ -20,8 +21,21 @@ from . import limits
 from .base import RequestModel, _invalid
 from .text import has_control
 
-if TYPE_CHECKING:  # models holds these, and uses what is here
-    from .models import Option, PromptRecord, Question
+
+class _Labelled(Protocol):
+    @property
+    def label(self) -> str: ...
+
+
+class _Choices(Protocol):
+    """What the rules here read of a question (models.Question, which imports this module)."""
+
+    @property
+    def multi_select(self) -> bool: ...
+
+    @property
+    def options(self) -> Sequence[_Labelled]: ...
+
 
 PromptKind = Literal["question", "permission", "plan"]
 QUESTION: PromptKind = "question"
@@ -71,7 +85,7 @@ class Stop(RequestModel):
 
 
 def kind_problems(
-    kind: PromptKind, stop: Stop | None, questions: list[Question]
+    kind: PromptKind, stop: Stop | None, questions: Sequence[_Choices]
 ) -> list[tuple[tuple[str | int, ...], str]]:
     """What is wrong with a prompt of `kind` (each with its field): a question prompt carries
     no `stop`; a permission or a plan carries one, and its choices are one single-select
@@ -86,14 +100,3 @@ def kind_problems(
     if stop.always is not None and stop.always not in labels:
         return [(("stop", "always"), f"must be one of the options' labels: {labels}")]
     return []
-
-
-def tappable(record: PromptRecord, option: Option) -> bool:
-    """Whether a single tap may choose `option` — a card's one tap, a notification's action,
-    an answer link's button, a chat button: any, but never the one that allows for good."""
-    return record.stop is None or option.label != record.stop.always
-
-
-def quick_options(record: PromptRecord) -> list[tuple[int, Option]]:
-    """The first question's options (numbered from 1) a single tap may choose."""
-    return [(n, o) for n, o in enumerate(record.questions[0].options, 1) if tappable(record, o)]

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from app.protocol import PromptRecord, prompt_link
 from app.protocol.asker import asker_label
-from app.protocol.stops import quick_options
+from app.protocol.quick import quick_options
 
 log = logging.getLogger("ask_user.gateway.notify")
 

@@ -15,8 +15,8 @@ from app.protocol import (
     PromptRecord,
     ProtocolError,
 )
+from app.protocol.quick import quick_options
 from app.protocol.selection import QuestionAnswer
-from app.protocol.stops import quick_options
 from app.protocol.strings import Strings
 
 from ...core.notify import LINK_PATH
