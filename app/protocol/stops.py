@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic.config import JsonDict
 
 from . import limits
 from .base import RequestModel, _invalid
-from .text import has_control
+from .text import NO_CONTROL_PATTERN, has_control
 
 
 class _Labelled(Protocol):
@@ -48,21 +49,29 @@ MAX_PLAN_CHARS = 12_000
 MAX_URL_CHARS = 2000
 MAX_PATH_CHARS = 1000
 MAX_RULE_CHARS = 500
+# What the schema says of each part, as the validators below check it (the fuzz test holds
+# the two to each other): a name or a path is one line; a command, a diff or a plan has
+# lines, but no NUL.
+_ONE_LINE: JsonDict = {"pattern": NO_CONTROL_PATTERN}
+_TEXT: JsonDict = {"pattern": "^[^\\u0000]*$"}
 
 
 class Stop(RequestModel):
     """What a permission or plan prompt is about, as the person must see it to decide."""
 
-    program: str = Field(min_length=1, max_length=64)  # "Claude Code"
-    tool: str | None = Field(default=None, max_length=128)  # "Bash", "Edit", "ExitPlanMode"
-    command: str | None = Field(default=None, max_length=MAX_COMMAND_CHARS)
-    path: str | None = Field(default=None, max_length=MAX_PATH_CHARS)
-    diff: str | None = Field(default=None, max_length=MAX_DIFF_CHARS)  # unified, for `path`
-    url: str | None = Field(default=None, max_length=MAX_URL_CHARS)
-    plan: str | None = Field(default=None, max_length=MAX_PLAN_CHARS)  # Markdown
+    program: str = Field(min_length=1, max_length=64, json_schema_extra=_ONE_LINE)
+    tool: str | None = Field(default=None, max_length=128, json_schema_extra=_ONE_LINE)
+    command: str | None = Field(default=None, max_length=MAX_COMMAND_CHARS, json_schema_extra=_TEXT)
+    path: str | None = Field(default=None, max_length=MAX_PATH_CHARS, json_schema_extra=_ONE_LINE)
+    # unified, for `path`
+    diff: str | None = Field(default=None, max_length=MAX_DIFF_CHARS, json_schema_extra=_TEXT)
+    url: str | None = Field(default=None, max_length=MAX_URL_CHARS, json_schema_extra=_ONE_LINE)
+    plan: str | None = Field(default=None, max_length=MAX_PLAN_CHARS, json_schema_extra=_TEXT)
     # The label of the option that allows for good, and the exact rule it adds.
-    always: str | None = Field(default=None, max_length=limits.MAX_LABEL_CHARS)
-    rule: str | None = Field(default=None, max_length=MAX_RULE_CHARS)
+    always: str | None = Field(
+        default=None, max_length=limits.MAX_LABEL_CHARS, json_schema_extra=_ONE_LINE
+    )
+    rule: str | None = Field(default=None, max_length=MAX_RULE_CHARS, json_schema_extra=_ONE_LINE)
 
     @model_serializer(mode="wrap")
     def _only_what_it_holds(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
