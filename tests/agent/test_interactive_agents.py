@@ -64,10 +64,11 @@ def _claude_tui(
     return terminal
 
 
-def _ask(terminal: Terminal, gateway) -> dict:
-    """Type the request as a person does, and see it reach the phone. A request sent before
-    Claude Code has its MCP servers connected gets a plain reply ("ok"): ask again."""
-    request = "Ask me which theme to use"
+def _ask(
+    terminal: Terminal, gateway, request: str = "Ask me which theme to use", wait: float = 30
+) -> dict:
+    """Type the request as a person does, and see its card reach the phone. A request sent
+    before Claude Code has its tools up gets a plain reply ("ok"): ask again."""
     for attempt in range(1, 4):
         terminal.type(request)
         terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
@@ -77,8 +78,20 @@ def _ask(terminal: Terminal, gateway) -> dict:
         )
         if _prompts(gateway) or "● ok" not in replied:
             break
-    [prompt] = wait_until(lambda: _prompts(gateway), 30, 0.2)
+    [prompt] = wait_until(lambda: _prompts(gateway), wait, 0.2)
     return prompt
+
+
+def _tool_results(models: ScriptedModels) -> list[str]:
+    """The results of the scripted tool call the model has been sent, oldest first."""
+    return [
+        json.dumps(block)
+        for _, body in list(models.requests)
+        for message in body.get("messages") or []
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
+    ]
 
 
 @pytest.mark.timeout(420)
@@ -174,18 +187,10 @@ def test_claude_code_tui_asks_four_questions_with_a_preview_on_the_phone(
         assert "Which layout for the settings page? → Sidebar" in screen
         assert "Ship step 3 now? → No" in screen
 
-        def results() -> list[str]:
-            return [
-                json.dumps(block)
-                for _, body in list(models.requests)
-                for message in body.get("messages") or []
-                if isinstance(message.get("content"), list)
-                for block in message["content"]
-                if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
-            ]
-
-        wait_until(results, 120, 0.5)  # the model's next turn carries the tool's result
-        got = results()
+        wait_until(
+            lambda: _tool_results(models), 120, 0.5
+        )  # the model's next turn carries the tool's result
+        got = _tool_results(models)
         assert "Sidebar" in got[-1] and "Ship step 3 now?" in got[-1], got[-1]
     finally:
         models.close()
@@ -206,17 +211,7 @@ def test_claude_code_tui_permission_dialog_is_answered_on_the_phone(
         terminal = _claude_tui(
             tmp_path, gateway, models, project, terminals, "--permission-mode", "default"
         )
-        request = "Write the proof file"
-        for attempt in range(1, 4):  # before its tools are up, Claude Code may answer "ok"
-            terminal.type(request)
-            terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
-            terminal.keys("Enter")
-            replied = terminal.wait_for(
-                lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
-            )
-            if _prompts(gateway) or "● ok" not in replied:
-                break
-        [prompt] = wait_until(lambda: _prompts(gateway), 60, 0.2)
+        prompt = _ask(terminal, gateway, "Write the proof file", wait=60)
         assert prompt["kind"] == "permission"
         assert prompt["stop"]["command"] == command and prompt["stop"]["tool"] == "Bash"
         labels = [o["label"] for o in prompt["questions"][0]["options"]]
@@ -231,18 +226,10 @@ def test_claude_code_tui_permission_dialog_is_answered_on_the_phone(
         wait_until(lambda: (project / "proof.txt").exists(), 120, 0.5)
         assert (project / "proof.txt").read_text() == "permitted-on-the-phone\n"
 
-        def results() -> list[str]:
-            return [
-                json.dumps(block)
-                for _, body in list(models.requests)
-                for message in body.get("messages") or []
-                if isinstance(message.get("content"), list)
-                for block in message["content"]
-                if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
-            ]
-
-        wait_until(results, 120, 0.5)  # the model's next turn carries the command's output
-        assert "permitted-on-the-phone" in results()[-1]
+        wait_until(
+            lambda: _tool_results(models), 120, 0.5
+        )  # the model's next turn carries the command's output
+        assert "permitted-on-the-phone" in _tool_results(models)[-1]
     finally:
         models.close()
 
@@ -259,17 +246,7 @@ def test_claude_code_tui_answered_at_the_terminal_takes_the_card_off_the_phone(
         terminal = _claude_tui(
             tmp_path, gateway, models, project, terminals, "--permission-mode", "default"
         )
-        request = "Write the desk file"
-        for attempt in range(1, 4):
-            terminal.type(request)
-            terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
-            terminal.keys("Enter")
-            replied = terminal.wait_for(
-                lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
-            )
-            if _prompts(gateway) or "● ok" not in replied:
-                break
-        [prompt] = wait_until(lambda: _prompts(gateway), 60, 0.2)
+        prompt = _ask(terminal, gateway, "Write the desk file", wait=60)
         terminal.wait_for(lambda s: "Do you want to proceed?" in s)
         terminal.keys("Enter")  # "1. Yes", at the desk
         wait_until(lambda: (project / "desk.txt").exists(), 60, 0.5)
@@ -292,34 +269,16 @@ def test_claude_code_tui_plan_is_approved_on_the_phone(gateway, project, tmp_pat
         terminal = _claude_tui(
             tmp_path, gateway, models, project, terminals, "--permission-mode", "plan"
         )
-        request = "Plan the sign-in"
-        for attempt in range(1, 4):
-            terminal.type(request)
-            terminal.wait_for(lambda s, n=attempt: s.count(request) == n)
-            terminal.keys("Enter")
-            replied = terminal.wait_for(
-                lambda s, n=attempt: _prompts(gateway) or s.count("● ok") == n, 120
-            )
-            if _prompts(gateway) or "● ok" not in replied:
-                break
-        [prompt] = wait_until(lambda: _prompts(gateway), 60, 0.2)
+        prompt = _ask(terminal, gateway, "Plan the sign-in", wait=60)
         assert prompt["kind"] == "plan" and prompt["stop"]["plan"] == plan
         answered = device_post(
             gateway.url, prompt["id"], "answer", {"answers": {"decision": ["Approve the plan"]}}
         )
         assert answered.status_code == 200
 
-        def results() -> list[str]:
-            return [
-                json.dumps(block)
-                for _, body in list(models.requests)
-                for message in body.get("messages") or []
-                if isinstance(message.get("content"), list)
-                for block in message["content"]
-                if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
-            ]
-
         # Claude Code's own words for an approved plan reach the model as the tool's result.
-        wait_until(lambda: any("approved exiting plan mode" in r for r in results()), 120, 0.5)
+        wait_until(
+            lambda: any("approved exiting plan mode" in r for r in _tool_results(models)), 120, 0.5
+        )
     finally:
         models.close()
