@@ -388,9 +388,12 @@ class Screen:
             self.state.drafted = {k: v for k, v in self.state.drafted.items() if k != prompt_id}
             self.core.share_draft(prompt_id, changed.answers(), self)
 
+    def _waiting_item(self, prompt_id: str) -> TimelineItem | None:
+        return next((i for i in self.state.waiting if i.id == prompt_id), None)
+
     def _engaging(self, prompt_id: str) -> None:
         """A choice or a word typed: with little time left, more time (core.engaged)."""
-        item = next((i for i in self.state.waiting if i.id == prompt_id), None)
+        item = self._waiting_item(prompt_id)
         if item is not None:
             self.core.engaged(item.record)
 
@@ -434,7 +437,7 @@ class Screen:
             return
         if prompt_id in self.state.answering_late:  # sent by its own button, no Undo wait
             return
-        item = next((i for i in self.state.waiting if i.id == prompt_id), None)
+        item = self._waiting_item(prompt_id)
         if item is not None and item.record.kind != QUESTION:  # a permission: Submit decides
             return
         [*questions] = answers.by_id.values()
