@@ -63,9 +63,14 @@ COMMANDS: dict[str, Command] = {
         "serve ask_user over MCP stdio", "app.agent.cli:build_mcp_parser", "app.agent.cli:run_mcp"
     ),
     "claude-hook": Command(
-        "Claude Code's PreToolUse hook: its questions",
+        "Claude Code's hook: its questions, permissions and plans",
         "app.agent.cli:build_claude_hook_parser",
         "app.agent.claude_hook:run",
+    ),
+    "codex-hook": Command(
+        "Codex's hook: its questions and approvals",
+        "app.agent.cli:build_codex_hook_parser",
+        "app.agent.codex_hook:run",
     ),
     "setup": Command(
         "write Ask User into an agent's settings (claude-code, codex, ...)",

@@ -18,25 +18,20 @@ goes on with it; with none, or when the gateway cannot be asked, the stop goes t
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import sys
-from pathlib import Path
 from typing import Any
 
 from app.protocol import limits
-from app.protocol.asker import project_session_key
 
-from .caller import watch_caller
-from .client import AskUserError
-from .dialog_watch import ANSWERED_ELSEWHERE, watch_dialog
+from .caller import Stoppable
+from .dialog_watch import watch_dialog
 from .environment import AgentEnvironment
+from .hook_flow import CannotCarry, Card, HookProgram, run_hook
 from .permission_hook import EVENT as PERMISSION_EVENT
 from .permission_hook import permission_decision, permission_prompt
 
 TOOL = "AskUserQuestion"
 EVENT = "PreToolUse"
-STOP_EVENT = "Stop"
 SESSION_PREFIX = "claude-code"
 DECLINED = (
     "The user dismissed these questions on their phone without answering. Do not ask them "
@@ -44,13 +39,6 @@ DECLINED = (
 )
 ANSWERED = "The user answered on their phone (Ask User)."
 PREVIEW_CUT = "\n… (cut: the whole preview is in the terminal)"
-GATEWAY_DOWN_SECONDS = 3  # an unreachable gateway: Claude Code asks itself after this
-STOP_RETRY_SECONDS = 1.5  # the Stop hook's claim and each confirmation: a stop never waits long
-
-
-class CannotCarry(Exception):
-    """Questions the contract cannot carry (more than Claude itself allows): Claude Code asks
-    itself."""
 
 
 def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, str]]:
@@ -97,13 +85,6 @@ def cut_preview(preview: str) -> str:
     return kept + PREVIEW_CUT
 
 
-def session_key(hook: dict[str, Any], environment: AgentEnvironment | None = None) -> str:
-    """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
-    env = environment or AgentEnvironment.read()
-    project = env.claude_project_dir or hook.get("cwd") or os.getcwd()
-    return project_session_key(SESSION_PREFIX, project, Path.home())
-
-
 def chosen_previews(
     tool_input: dict[str, Any], texts: dict[str, str], values: dict[str, list[str]]
 ) -> dict[str, dict[str, str]]:
@@ -147,52 +128,42 @@ def decision(
     return None  # expired or cancelled: let Claude Code ask in the terminal
 
 
-def stop_decision(late: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The Stop hook's output for the project's undelivered late answers; None: stop."""
-    lines = []
-    for item in late:
-        for question in item.get("questions", []):
-            values = item.get("answers", {}).get(question.get("id"))
-            if values:
-                lines.append(f"- {question.get('question')} → {', '.join(values)}")
-    if not lines:
-        return None
-    return {
-        "decision": "block",
-        "reason": "The user answered after the question had expired (on their phone, Ask "
-        "User); go on with your work with these answers:\n" + "\n".join(lines),
-    }
+def card(hook: dict[str, Any]) -> Card | None:
+    """Claude Code's hook call as a card: its permission dialog or plan approval (v1.5), or
+    its AskUserQuestion; None for any other tool."""
+    tool_input = hook.get("tool_input")
+    if hook.get("hook_event_name") == PERMISSION_EVENT:
+        kind, question, stop = permission_prompt(hook, CLAUDE_CODE.name)
+        tool = str(hook.get("tool_name"))
 
+        def watch(stopper: Stoppable) -> None:  # its dialog shows meanwhile: answered there
+            watch_dialog(stopper, hook.get("transcript_path"), tool, tool_input)
 
-def run_stop_hook(hook: dict[str, Any], gateway_url: str | None, token: str | None) -> int:
-    """Claude is about to stop: a late answer of this project, if any, keeps it going. Each
-    late answer blocks one stop at most (it is claimed and confirmed before it is told); a
-    stop already continued by a stop hook (`stop_hook_active`) goes through, so Claude Code
-    can never loop here."""
-    from .client import late_answers
-
-    if hook.get("stop_hook_active") is True:
-        return 0
-    try:
-        late = late_answers(
-            session_key(hook),
-            gateway_url=gateway_url,
-            token=token,
-            connect_seconds=GATEWAY_DOWN_SECONDS,
-            retry_seconds=STOP_RETRY_SECONDS,
+        return Card(
+            [question],
+            lambda result: permission_decision(result, hook),
+            kind=kind,
+            stop=stop,
+            question_tool=TOOL,
+            watch=watch,
         )
-    except AskUserError as exc:  # no gateway configured here: nothing to deliver
-        _note(f"{exc}; no late answers looked for")
-        return 0
-    output = stop_decision(late)
-    if output is not None:
-        print(json.dumps(output, ensure_ascii=False))
-    return 0
+    if hook.get("tool_name") != TOOL:
+        return None
+    questions, texts = prompt_questions(tool_input)
+    assert isinstance(tool_input, dict)
+    return Card(questions, lambda result: decision(result, tool_input, texts), question_tool=TOOL)
 
 
-def _note(message: str) -> None:
-    """Shown in Claude Code's transcript view (stderr of a hook that exits 0)."""
-    print(f"ask-user: {message}", file=sys.stderr)
+def _project(hook: dict[str, Any]) -> str:
+    return AgentEnvironment.read().claude_project_dir or hook.get("cwd") or os.getcwd()
+
+
+CLAUDE_CODE = HookProgram("Claude Code", SESSION_PREFIX, card, _project)
+
+
+def session_key(hook: dict[str, Any]) -> str:
+    """The project, so the app groups a project's questions: `claude-code:~/code/shop`."""
+    return CLAUDE_CODE.session_key(hook)
 
 
 def run_claude_hook(
@@ -201,71 +172,9 @@ def run_claude_hook(
     gateway_url: str | None = None,
     token: str | None = None,
 ) -> int:
-    from .cli import _stop_on_signals, _warnings_to_stderr
-    from .client import ask_user
-
-    _warnings_to_stderr()  # Claude Code shows a hook's stderr in its transcript view
-    try:
-        hook = json.loads(sys.stdin.read() or "null")
-    except ValueError as exc:
-        _note(f"the hook's input is not JSON ({exc}); Claude Code asks itself")
-        return 0
-    if isinstance(hook, dict) and hook.get("hook_event_name") == STOP_EVENT:
-        return run_stop_hook(hook, gateway_url, token)
-    permission = isinstance(hook, dict) and hook.get("hook_event_name") == PERMISSION_EVENT
-    if not isinstance(hook, dict) or not (permission or hook.get("tool_name") == TOOL):
-        return 0  # another tool: not ours to decide
-    tool_input = hook.get("tool_input")
-    texts: dict[str, str] = {}
-    kind, stop_context = None, None
-    if permission:  # its permission dialog or plan approval (v1.5)
-        kind, question, stop_context = permission_prompt(hook)
-        questions = [question]
-    else:
-        try:
-            questions, texts = prompt_questions(tool_input)
-        except CannotCarry as exc:
-            _note(f"{exc}; Claude Code asks itself")
-            return 0
-    session = hook.get("session_id")
-    stop = _stop_on_signals()  # Esc in Claude Code, or its hook timeout: cancel the prompt
-    watch_caller(stop)  # Claude Code killed: no signal reaches us, its end of stdout closes
-    if permission:  # its dialog shows meanwhile: answered at the terminal, the card goes
-        watch_dialog(stop, hook.get("transcript_path"), str(hook.get("tool_name")), tool_input)
-    try:
-        result = ask_user(
-            questions,
-            session_key=session_key(hook),
-            # One question at a time per session: two Claude sessions in a project both ask.
-            agent_id=f"{SESSION_PREFIX}/{str(session)[:8]}" if session else SESSION_PREFIX,
-            run_id=str(session) if session else None,
-            timeout_seconds=timeout_seconds,
-            gateway_url=gateway_url,
-            token=token,
-            abort=stop,
-            create_retry_seconds=GATEWAY_DOWN_SECONDS,
-            question_tool=TOOL,  # Claude's own: four questions, long texts, previews (v1.5)
-            kind=kind,
-            stop=stop_context,
-        )
-    except AskUserError as exc:
-        _note(f"{exc}; Claude Code asks itself")
-        return 0
-    if stop.is_set():
-        if stop.signum == ANSWERED_ELSEWHERE:
-            _note("answered in the terminal; the card left the phone")
-            return 0
-        return 128 + stop.signum
-    if permission:
-        output = permission_decision(result, hook)
-    else:
-        assert isinstance(tool_input, dict)
-        output = decision(result, tool_input, texts)
-    if output is None:
-        _note(f"no answer on the phone ({result.get('reason')}); Claude Code asks itself")
-        return 0
-    print(json.dumps(output, ensure_ascii=False))
-    return 0
+    return run_hook(
+        CLAUDE_CODE, timeout_seconds=timeout_seconds, gateway_url=gateway_url, token=token
+    )
 
 
 def run(args: argparse.Namespace) -> int:

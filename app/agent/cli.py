@@ -197,9 +197,23 @@ def build_mcp_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser
 
 def build_claude_hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.description = (
-        "Claude Code's PreToolUse hook for AskUserQuestion: reads the hook's JSON on stdin, "
-        "asks on your phone, prints Claude Code's decision. Set it up with `setup claude-code`."
+        "Claude Code's hook (AskUserQuestion, its permission dialog and plans, late answers at "
+        "Stop): reads the hook's JSON on stdin, asks on your phone, prints Claude Code's "
+        "decision. Set it up with `setup claude-code`."
     )
+    return _hook_flags(parser)
+
+
+def build_codex_hook_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.description = (
+        "Codex's hook (request_user_input, its approvals, late answers at Stop): reads the "
+        "hook's JSON on stdin, asks on your phone, prints Codex's decision. Set it up with "
+        "`setup codex`."
+    )
+    return _hook_flags(parser)
+
+
+def _hook_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--timeout", type=int, help="seconds (30-3600, default 900)")
     parser.add_argument("--gateway-url", help=f"default: {URL_ORDER}")
     parser.add_argument("--token", help=f"agent token (default: {TOKEN_ORDER})")

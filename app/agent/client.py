@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import httpx
 
@@ -261,19 +262,24 @@ class HttpAsker:
         keep-alive connection it had just closed, say) for at most CANCEL_SECONDS: a cancel
         that never arrives leaves the question on the phone with nobody waiting. A prompt
         already resolved answers 409, which is as good."""
+        await self._cancel(f"/v1/prompts/{prompt_id}/cancel", f"prompt {prompt_id}")
+
+    async def cancel_run(self, run_id: str) -> None:
+        """The same for every pending prompt of a run (whose ids we may not know)."""
+        await self._cancel(f"/v1/runs/{quote(run_id, safe='')}/cancel", f"run {run_id}")
+
+    async def _cancel(self, path: str, what: str) -> None:
         give_up_at = time.monotonic() + CANCEL_SECONDS
         while True:
             left = give_up_at - time.monotonic()
             try:
                 await self.http.post(
-                    f"/v1/prompts/{prompt_id}/cancel",
-                    json={"reason": asking.RUN_ABORT},
-                    timeout=max(left, 0.1),
+                    path, json={"reason": asking.RUN_ABORT}, timeout=max(left, 0.1)
                 )
                 return
             except httpx.HTTPError as exc:
                 if time.monotonic() + CANCEL_RETRY_SECONDS >= give_up_at:
-                    log.warning("could not cancel prompt %s at the gateway: %r", prompt_id, exc)
+                    log.warning("could not cancel %s at the gateway: %r", what, exc)
                     return
             await asyncio.sleep(CANCEL_RETRY_SECONDS)
 

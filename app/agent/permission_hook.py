@@ -1,15 +1,15 @@
-"""Claude Code's `PermissionRequest` hook: its permission dialog and its plan approval, on the
-phone (docs/PROTOCOL.md v1.5, #54).
+"""The `PermissionRequest` hook of Claude Code and of Codex: their permission dialogs (and
+Claude Code's plan approval), on the phone (docs/PROTOCOL.md v1.5, #54).
 
-When Claude Code is about to ask "Do you want to run `npm test`?" (or to make an edit, fetch a
-page, use an MCP tool, or leave plan mode with ExitPlanMode), this hook makes the question a
-card: who asks and exactly what (the command; the file and its change as a diff; the URL; the
-plan as Markdown) with the dialog's own choices — allow once, allow always (with the exact
-rule it adds, as the dialog would), deny with a note that tells Claude what to do instead;
-approve the plan, or keep planning with feedback.
+When the program is about to ask "Do you want to run `npm test`?" (or to make an edit or apply
+a patch, fetch a page, use an MCP tool, or leave plan mode with ExitPlanMode), this hook makes
+the question a card: who asks and exactly what (the command and why; the file and its change as
+a diff; the URL; the plan as Markdown) with the dialog's own choices — allow once, allow always
+(Claude Code: with the exact rule it adds, as the dialog would), deny with a note that tells
+the agent what to do instead; approve the plan, or keep planning with feedback.
 
 Safe by construction: only the person's choice decides. A card that expires, is dismissed or
-cancelled, or a gateway that cannot be reached, makes no decision: Claude Code's own dialog
+cancelled, or a gateway that cannot be reached, makes no decision: the program's own dialog
 asks, as it always did. "Allow always" is never a one-tap choice (`Stop.always`).
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import PurePath
 from typing import Any
 
@@ -32,9 +33,10 @@ from app.protocol.stops import (
 from .dialog_watch import plan_of
 
 EVENT = "PermissionRequest"
-PROGRAM = "Claude Code"
 PLAN_TOOL = "ExitPlanMode"
 ALLOW_ONCE, ALLOW_ALWAYS, DENY = "Allow once", "Allow always", "Deny"
+PATCH_TOOL, PATCH_START = "apply_patch", "*** Begin Patch"
+PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 APPROVE, KEEP_PLANNING = "Approve the plan", "Keep planning"
 QUESTION_ID = "decision"
 CUT = "\n… (cut: the whole of it is in the terminal)"
@@ -102,8 +104,20 @@ def diff_of(tool: str, tool_input: dict[str, Any]) -> str | None:
     return cut("\n".join(lines), MAX_DIFF_CHARS)
 
 
-def permission_prompt(hook: dict[str, Any]) -> tuple[PromptKind, dict[str, Any], dict[str, Any]]:
-    """The card for Claude Code's dialog: its kind, its one question, and its stop."""
+def patch_of(tool_input: dict[str, Any]) -> tuple[str, str] | None:
+    """Codex's `apply_patch` (its text in `command`): the first file it touches and the patch,
+    whose `+`/`-` lines read as a diff."""
+    patch = tool_input.get("command") or tool_input.get("input")
+    if not isinstance(patch, str) or PATCH_START not in patch:
+        return None
+    found = PATCH_FILE.search(patch)
+    return (found.group(1).strip() if found else "file"), cut(patch, MAX_DIFF_CHARS)
+
+
+def permission_prompt(
+    hook: dict[str, Any], program: str
+) -> tuple[PromptKind, dict[str, Any], dict[str, Any]]:
+    """The card for the program's dialog: its kind, its one question, and its stop."""
     tool = str(hook.get("tool_name") or "a tool")
     tool_input = hook.get("tool_input") if isinstance(hook.get("tool_input"), dict) else {}
     assert isinstance(tool_input, dict)
@@ -119,22 +133,28 @@ def permission_prompt(hook: dict[str, Any]) -> tuple[PromptKind, dict[str, Any],
                 {"label": KEEP_PLANNING, "description": "Or write what to change"},
             ],
         }
-        return PLAN, question, {"program": PROGRAM, "tool": tool, "plan": plan}
-    stop: dict[str, Any] = {"program": PROGRAM, "tool": tool}
+        return PLAN, question, {"program": program, "tool": tool, "plan": plan}
+    stop: dict[str, Any] = {"program": program, "tool": tool}
     if tool == "Bash" and isinstance(tool_input.get("command"), str):
         stop["command"] = cut(tool_input["command"], MAX_COMMAND_CHARS)
-        asked = "Claude Code asks to run this command."
+        asked = f"{program} asks to run this command."
     elif (diff := diff_of(tool, tool_input)) is not None:
         stop["path"] = str(tool_input.get("file_path"))[:1000]
         stop["diff"] = diff
-        asked = f"Claude Code asks to change {PurePath(stop['path']).name}."
+        asked = f"{program} asks to change {PurePath(stop['path']).name}."
+    elif tool == PATCH_TOOL and (patch := patch_of(tool_input)) is not None:
+        stop["path"], stop["diff"] = patch[0][:1000], patch[1]
+        asked = f"{program} asks to change {PurePath(stop['path']).name}."
     elif isinstance(tool_input.get("url"), str):
         stop["url"] = tool_input["url"][:2000]
-        asked = "Claude Code asks to fetch this page."
+        asked = f"{program} asks to fetch this page."
     else:
         shown = json.dumps(tool_input, ensure_ascii=False, indent=1)
         stop["command"] = cut(shown, MAX_COMMAND_CHARS)
-        asked = f"Claude Code asks to use {tool}."
+        asked = f"{program} asks to use {tool}."
+    # Codex says why it asks (the model's justification) in the input's `description`.
+    if isinstance(reason := tool_input.get("description"), str) and reason.strip():
+        asked = f"{asked[:-1]}: {' '.join(reason.split())[:300]}"
     options: list[dict[str, Any]] = [{"label": ALLOW_ONCE}]
     rules = [r for r in map(rule_text, hook.get("permission_suggestions") or []) if r]
     if rules:

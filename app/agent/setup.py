@@ -32,11 +32,15 @@ from app.protocol.local_gateway import (
 )
 
 from .claude_hook import TOOL
+from .codex_hook import QUESTION_TOOL as CODEX_QUESTION_TOOL
 from .environment import AgentEnvironment
 from .settings_files import ChangedMeanwhile, Files, SetupError, shaped, strings, write
 from .tool import SERVER_NAME, TOOL_NAME
 
 HOOK_COMMAND = "claude-hook"
+CODEX_HOOK_COMMAND = "codex-hook"
+# Codex shows this while its hook waits (its own dialog comes only after the hook).
+CODEX_WAITING = "Waiting for your answer on your phone (Ask User)"
 MARGIN_SECONDS = 60  # how much longer than the prompt Claude Code waits for the hook / tool
 STOP_SECONDS = 30  # the Stop hook only looks for late answers: it never waits for a person
 # The longest a prompt can wait: its longest timeout, moved on while the person answers (v1.4).
@@ -68,8 +72,8 @@ def _json(data: dict[str, Any]) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and f" {HOOK_COMMAND}" in str(hook.get("command", ""))
+def _is_ours(hook: Any, name: str) -> bool:
+    return isinstance(hook, dict) and f" {name}" in str(hook.get("command", ""))
 
 
 def hook_timeout(prompt_timeout: int) -> int:
@@ -78,24 +82,28 @@ def hook_timeout(prompt_timeout: int) -> int:
     return prompt_timeout + limits.MAX_ENGAGED_EXTENSION_SECONDS + MARGIN_SECONDS
 
 
-def with_hook(
-    settings: dict[str, Any], command: str, timeout_seconds: int, path: Path = Path("settings")
-) -> dict[str, Any]:
-    """`settings` with our PreToolUse hook for AskUserQuestion, our Stop hook (late answers,
-    v1.4) and our PermissionRequest hook (permissions and plans, v1.5), earlier ones of ours
-    replaced and everyone else's kept."""
-    hooks = dict(shaped(settings.get("hooks"), dict, path, "hooks"))
-    ours = {
-        "PreToolUse": {
-            "matcher": TOOL,
-            "hooks": [{"type": "command", "command": command, "timeout": timeout_seconds}],
-        },
+def our_hooks(
+    command: str, timeout_seconds: int, question_tool: str, status: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """Our hook group for each event, as Claude Code and Codex both read them: the program's
+    own question tool (PreToolUse), its permission dialogs (every tool, v1.5) and the late
+    answers at Stop (v1.4)."""
+    waiting = {"type": "command", "command": command, "timeout": timeout_seconds}
+    if status:
+        waiting["statusMessage"] = status
+    return {
+        "PreToolUse": {"matcher": question_tool, "hooks": [waiting]},
         "Stop": {"hooks": [{"type": "command", "command": command, "timeout": STOP_SECONDS}]},
-        # Its permission dialog and plan approval, on the phone too (v1.5, #54): every tool.
-        "PermissionRequest": {
-            "hooks": [{"type": "command", "command": command, "timeout": timeout_seconds}],
-        },
+        "PermissionRequest": {"hooks": [dict(waiting)]},
     }
+
+
+def with_hooks(
+    settings: dict[str, Any], ours: dict[str, dict[str, Any]], name: str, path: Path
+) -> dict[str, dict[str, Any]]:
+    """`settings["hooks"]` with our group for each event: earlier ones of ours (the command
+    `name`) replaced, everyone else's kept."""
+    hooks = dict(shaped(settings.get("hooks"), dict, path, "hooks"))
     for event, group_of_ours in ours.items():
         kept = []
         for group in shaped(hooks.get(event), list, path, f"hooks.{event}"):
@@ -103,11 +111,20 @@ def with_hook(
             inner = [
                 h
                 for h in shaped(group.get("hooks"), list, path, f"hooks.{event}[].hooks")
-                if not _is_ours(h)
+                if not _is_ours(h, name)
             ]
             if inner:
                 kept.append({**group, "hooks": inner})
         hooks[event] = [*kept, group_of_ours]
+    return hooks
+
+
+def with_hook(
+    settings: dict[str, Any], command: str, timeout_seconds: int, path: Path = Path("settings")
+) -> dict[str, Any]:
+    """Claude Code's `settings` with our hooks (its AskUserQuestion, its permission dialog and
+    plans, late answers at Stop), its MCP calls kept in the foreground, and the tool allowed."""
+    hooks = with_hooks(settings, our_hooks(command, timeout_seconds, TOOL), HOOK_COMMAND, path)
     env = dict(shaped(settings.get("env"), dict, path, "env"))
     # In the interactive UI Claude Code moves an MCP call still running at 120 s to the
     # background, and the person's answer later reaches the model as a notification marked
@@ -219,7 +236,18 @@ def _codex(
     server["env"] = env
     server.add(tomlkit.nl())  # a blank line before whatever table follows
     servers[SERVER_NAME] = server
-    return [(path, tomlkit.dumps(doc))]
+    # Its hooks (#54): request_user_input, its approvals and late answers. They read the
+    # gateway from the server's env above (codex_hook.codex_gateway).
+    hooks_path = path.with_name("hooks.json")
+    hook = shlex.join(
+        [*command, CODEX_HOOK_COMMAND, *(["--timeout", str(args.timeout)] * bool(args.timeout))]
+    )
+    ours = our_hooks(
+        hook, hook_timeout(limits.clamp_timeout(args.timeout)), CODEX_QUESTION_TOOL, CODEX_WAITING
+    )
+    hooks_file = files.json(hooks_path)
+    hooks_file["hooks"] = with_hooks(hooks_file, ours, CODEX_HOOK_COMMAND, hooks_path)
+    return [(path, tomlkit.dumps(doc)), (hooks_path, _json(hooks_file))]
 
 
 def _user_scope_only(args: argparse.Namespace, program: str) -> None:
@@ -342,7 +370,8 @@ def build_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 NEXT_STEP = {
     "claude-code": "Claude Code now asks on your phone: restart it (or /hooks) to load the hook.",
-    "codex": "Codex now asks on your phone: start a new session.",
+    "codex": "Codex now asks on your phone: start a new session, and when it says its hooks "
+    'are new, choose "Trust all and continue" (once; "Review hooks" shows them first).',
     "gemini": "Gemini CLI now asks on your phone: start a new session (/mcp lists the server).",
     "opencode": "opencode now asks on your phone: start a new session.",
     "copilot": "Copilot CLI now asks on your phone: start a new session (/mcp lists it).",
@@ -377,8 +406,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if not args.print:
-        print(
-            f"{NEXT_STEP[args.agent]} The agent token comes from ${AGENT_TOKEN_ENV}, or from "
-            "the gateway's tokens.json on this machine."
+        token_from = (
+            ""
+            if args.token
+            else f" The agent token comes from ${AGENT_TOKEN_ENV}, or from the gateway's "
+            "tokens.json on this machine."
         )
+        print(NEXT_STEP[args.agent] + token_from)
     return 0

@@ -188,7 +188,10 @@ def anthropic_stream(
 
 
 def _responses_result(items: list[dict[str, Any]]) -> str | None:
+    """The last tool result of this turn (since the person's last message), as text."""
     for item in reversed(items):
+        if item.get("role") == "user":
+            return None
         if item.get("type") == "function_call_output":
             output = item.get("output")
             if isinstance(output, dict):
@@ -199,9 +202,17 @@ def _responses_result(items: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def responses_stream(request: dict[str, Any]) -> bytes:
+def responses_stream(
+    request: dict[str, Any], call: tuple[str, dict[str, Any]] | None = None
+) -> bytes:
+    """Codex's turn: our tool called with QUESTIONS, or `call` (a built-in: `exec_command`,
+    `request_user_input`) when Codex offers it; then the result quoted."""
     offered = _tools(request.get("tools"))
     namespace, tool = next(((ns, n) for ns, n in offered if _is_ours(n)), (None, None))
+    arguments: dict[str, Any] = QUESTIONS
+    if call is not None:
+        namespace, tool = (None, call[0]) if (None, call[0]) in offered else (None, None)
+        arguments = call[1]
     result = _responses_result(request.get("input") or [])
     if result is not None:
         text = f"ANSWERED: {result}"
@@ -214,10 +225,10 @@ def responses_stream(request: dict[str, Any]) -> bytes:
     elif tool is not None:
         item = {
             "type": "function_call",
-            "id": "fc_scripted",
-            "call_id": "call_ask_1",
+            "id": message_id("fc_scripted"),
+            "call_id": message_id("call_ask"),
             "name": tool,
-            "arguments": json.dumps(QUESTIONS),
+            "arguments": json.dumps(arguments),
         }
         if namespace:
             item["namespace"] = namespace
@@ -404,7 +415,7 @@ class ScriptedModels:
                             "usage": {"input_tokens": 10, "output_tokens": 10},
                         })  # fmt: skip
                 elif path.endswith("/responses"):
-                    self._stream(responses_stream(body))
+                    self._stream(responses_stream(body, call))
                 elif path.endswith(":streamGenerateContent"):
                     self._stream(f"data: {json.dumps(gemini_reply(body))}\r\n\r\n".encode())
                 elif path.endswith(":generateContent"):

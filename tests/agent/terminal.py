@@ -14,6 +14,8 @@ from pathlib import Path
 
 from tests.support import wait_until
 
+MARKERS = ("❯", "›")  # the chosen line of a menu: Claude Code's, Codex's
+
 
 class Terminal:
     """One program in its own tmux server; `screen()` is what a person sees now."""
@@ -55,12 +57,12 @@ class Terminal:
             raise AssertionError(f"the screen never showed it; it shows:\n{shown}") from None
 
     def choose(self, wanted: str, timeout: float = 60) -> None:
-        """In a menu on screen (the line with `❯` is chosen), move to the line holding
-        `wanted` and press Enter."""
+        """In a menu on screen (the line with `❯`, or Codex's `›`, is chosen), move to the
+        line holding `wanted` and press Enter."""
         screen = self.wait_for(lambda s: wanted in s, timeout)
         for _ in range(10):  # a menu drawn before it takes keys drops them: look, try again
             lines = [line for line in screen.splitlines() if line.strip()]
-            at = next(i for i, line in enumerate(lines) if "❯" in line)
+            at = next(i for i, line in enumerate(lines) if line.lstrip(" │")[:1] in MARKERS)
             to = next(i for i, line in enumerate(lines) if wanted in line)
             if at == to:
                 self.keys("Enter")

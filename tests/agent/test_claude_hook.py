@@ -53,11 +53,16 @@ STYLE = {
 }
 
 
-def _hook(url: str, hook_input: dict | str) -> subprocess.Popen:
+def _hook(
+    url: str | None, hook_input: dict | str, command: str = "claude-hook", **env_vars: str
+) -> subprocess.Popen:
+    """The hook as the program starts it; `url` None: no gateway in its environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ASK_USER_", "CLAUDE_"))}
-    env.update(ASK_USER_GATEWAY_URL=url, ASK_USER_AGENT_TOKEN=AGENT_TOKEN)
+    if url is not None:
+        env.update(ASK_USER_GATEWAY_URL=url, ASK_USER_AGENT_TOKEN=AGENT_TOKEN)
+    env.update(env_vars)
     process = subprocess.Popen(
-        [sys.executable, "-m", "app", "claude-hook"],
+        [sys.executable, "-m", "app", command],
         env=env,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -114,7 +114,7 @@ def test_every_json_and_toml_snippet_of_the_docs_parses_and_agents_match_what_se
     import re
     import tomllib
 
-    from app.agent.setup import with_hook
+    from app.agent.setup import CODEX_WAITING, our_hooks, with_hook
 
     root = Path(__file__).resolve().parents[2]
     pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
@@ -125,11 +125,12 @@ def test_every_json_and_toml_snippet_of_the_docs_parses_and_agents_match_what_se
             blocks.setdefault(page.name, []).append((block, parsed))
     agents = blocks["agents.md"]
     assert len(agents) >= 4
-    [hook_block] = [p for _, p in agents if "hooks" in p]
-    written = with_hook(
-        {}, "/abs/ask-user claude-hook", hook_timeout(limits.DEFAULT_TIMEOUT_SECONDS)
-    )
-    assert hook_block["hooks"] == written["hooks"]
+    claude_block, codex_block = [p for _, p in agents if "hooks" in p]
+    timeout = hook_timeout(limits.DEFAULT_TIMEOUT_SECONDS)
+    written = with_hook({}, "/abs/ask-user claude-hook", timeout)
+    assert claude_block["hooks"] == written["hooks"]
+    codex = our_hooks("/abs/ask-user codex-hook", timeout, "request_user_input", CODEX_WAITING)
+    assert codex_block["hooks"] == {event: [group] for event, group in codex.items()}
     for text, config in agents:
         assert '"..."' not in text and '= "..."' not in text, text
         for server in (config.get("mcpServers") or config.get("mcp_servers") or {}).values():
@@ -178,6 +179,34 @@ def test_codex_gets_a_server_that_works_in_codex_exec_and_keeps_the_rest(tmp_pat
     again = _setup(tmp_path, client="codex")
     assert again.returncode == 0 and "unchanged" in again.stdout
     assert path.read_text() == text
+
+
+def test_codex_gets_its_hooks_beside_the_others_and_is_told_to_trust_them(tmp_path):
+    """#54: request_user_input, every approval and Stop go to `ask-user codex-hook`, with the
+    line Codex shows while the card waits; the user's own hooks stay; once is enough."""
+    path = tmp_path / ".codex" / "hooks.json"
+    path.parent.mkdir()
+    theirs = {"type": "command", "command": "notify-send codex", "timeout": 5}
+    path.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [theirs]}]}, "other": 1}))
+    done = _setup(tmp_path, client="codex")
+    assert done.returncode == 0, done.stderr
+    assert '"Trust all and continue"' in done.stdout
+    written = json.loads(path.read_text())
+    assert written["other"] == 1
+    hooks = written["hooks"]
+    assert set(hooks) == {"PreToolUse", "PermissionRequest", "Stop"}
+    assert hooks["Stop"][0] == {"hooks": [theirs]}
+    [asking] = hooks["PreToolUse"]
+    assert asking["matcher"] == "request_user_input"
+    [hook] = asking["hooks"]
+    assert hook["command"].endswith(" codex-hook")
+    assert Path(hook["command"].split()[0]).is_absolute()
+    assert hook["timeout"] == hook_timeout(limits.DEFAULT_TIMEOUT_SECONDS)
+    assert hook["statusMessage"] == "Waiting for your answer on your phone (Ask User)"
+    assert "matcher" not in hooks["PermissionRequest"][0]  # every approval
+    assert hooks["Stop"][1]["hooks"][0]["command"] == hook["command"]
+    again = _setup(tmp_path, client="codex")
+    assert again.returncode == 0 and path.read_text() == json.dumps(written, indent=2) + "\n"
 
 
 def test_a_broken_codex_file_is_named_and_left_alone(tmp_path):

@@ -75,3 +75,41 @@ def test_an_edit_card_shows_the_diff_and_a_plan_card_its_markdown(browser, stack
         "behavior": "allow",
         "updatedInput": {"plan": plan},  # Claude Code takes a plan's allow with its input
     }
+
+
+def test_codex_cards_say_why_show_the_patch_and_never_offer_allow_always(browser, stack, agent):
+    """Codex's approvals through the real `codex-hook` (#54): its reason in the question, a
+    patch as a diff, Allow once and Deny only; at 375 px and in the wide stepper."""
+    from tests.agent.test_codex_hook import _codex_hook, _codex_input
+
+    gateway, app = stack
+    command = {"command": "npm publish --tag next", "description": "Publish the release"}
+    publishing = _codex_hook(gateway.url, _codex_input("PermissionRequest", "Bash", command))
+    page = open_app(browser, app.url, "iphone-se")
+    said = "Codex asks to run this command: Publish the release"
+    expect(page.get_by_text(said)).to_be_visible(timeout=TIMEOUT)
+    expect(page.get_by_text("npm publish --tag next")).to_be_visible()
+    expect(option(page, "Allow once")).to_be_visible()
+    expect(option(page, "Allow always")).to_have_count(0)
+    shot(page, "53-codex-command-375")
+    option(page, "Allow once").click()
+    page.get_by_role("button", name="Submit").click()
+    decided = json.loads(_finish(publishing)[1])["hookSpecificOutput"]["decision"]
+    assert decided == {"behavior": "allow"}
+
+    patch = (
+        "*** Begin Patch\n*** Update File: src/config.py\n@@\n-DEBUG = True\n+DEBUG = False\n"
+        "*** End Patch\n"
+    )
+    patching = _codex_hook(
+        gateway.url,
+        {**_codex_input("PermissionRequest", "apply_patch", {"command": patch}), "session_id": "p"},
+    )
+    wide = open_app(browser, app.url, "wide")
+    expect(wide.get_by_text("Codex asks to change config.py.")).to_be_visible(timeout=TIMEOUT)
+    expect(wide.get_by_text("+DEBUG = False", exact=False)).to_be_attached()
+    shot(wide, "54-codex-patch-1440")
+    option(wide, "Deny").click()
+    wide.get_by_role("button", name="Submit").click()
+    decided = json.loads(_finish(patching)[1])["hookSpecificOutput"]["decision"]
+    assert decided["behavior"] == "deny"
