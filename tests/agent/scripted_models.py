@@ -44,7 +44,9 @@ CLAUDE_QUESTIONS = {
 BUILTIN_TOOL = "AskUserQuestion"
 TOOL_SUFFIX = "ask_user"
 TOOL_NAMES = ("ask_user", "ask_the_user")  # the second: ours, as Gemini CLI is offered it
-ASK_ID, SEARCH_ID = "toolu_ask_1", "toolu_search_1"
+# Each call its own id (`toolu_ask_7`): Claude Code mixes up a later turn's call that shares
+# an earlier one's.
+ASK_ID, SEARCH_ID = "toolu_ask", "toolu_search_1"
 _DEFERRED = re.compile(r"mcp__[\w-]+?__ask_user\b")
 
 
@@ -86,10 +88,12 @@ def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
 
 
 def _anthropic_results(messages: list[dict[str, Any]]) -> dict[str, str]:
-    """The tool results in the last user message: tool_use_id → text."""
-    if not messages or messages[-1].get("role") != "user":
+    """The tool results in the last user message: tool_use_id → text. Claude Code 2.1.332
+    may put a system message after it (tools that became available meanwhile)."""
+    said = [m for m in messages if m.get("role") != "system"]
+    if not said or said[-1].get("role") != "user":
         return {}
-    content = messages[-1].get("content")
+    content = said[-1].get("content")
     results = {}
     for block in content if isinstance(content, list) else []:
         if block.get("type") == "tool_result":
@@ -111,8 +115,8 @@ def anthropic_reply(
     our MCP tool; `call`: use that built-in tool with that input instead (Bash, say)."""
     tool = _tool_name(request.get("tools"))
     results = _anthropic_results(request.get("messages") or [])
-    if ASK_ID in results:
-        return [{"type": "text", "text": f"ANSWERED: {results[ASK_ID]}"}], "end_turn"
+    if answered := [text for key, text in results.items() if key.startswith(ASK_ID)]:
+        return [{"type": "text", "text": f"ANSWERED: {answered[-1]}"}], "end_turn"
     if builtin or call:
         name, given = call or (BUILTIN_TOOL, claude_questions or CLAUDE_QUESTIONS)
         offered = _tool_name_is(request, name) or SEARCH_ID in results
@@ -122,7 +126,8 @@ def anthropic_reply(
                      "input": search}], "tool_use"  # fmt: skip
         if not offered or (results and SEARCH_ID not in results):
             return [{"type": "text", "text": "ok"}], "end_turn"
-        return [{"type": "tool_use", "id": ASK_ID, "name": name, "input": given}], "tool_use"
+        return [{"type": "tool_use", "id": message_id(ASK_ID), "name": name,
+                 "input": given}], "tool_use"  # fmt: skip
     if tool is None:
         deferred = _DEFERRED.search(json.dumps(request.get("messages") or []))
         if deferred and not results and _tool_name_is(request, "ToolSearch"):
@@ -132,7 +137,8 @@ def anthropic_reply(
         if deferred and SEARCH_ID in results:
             tool = deferred.group(0)
     if tool is not None:
-        return [{"type": "tool_use", "id": ASK_ID, "name": tool, "input": QUESTIONS}], "tool_use"
+        return [{"type": "tool_use", "id": message_id(ASK_ID), "name": tool,
+                 "input": QUESTIONS}], "tool_use"  # fmt: skip
     return [{"type": "text", "text": "ok"}], "end_turn"
 
 

@@ -62,8 +62,9 @@ class Terminal:
         screen = self.wait_for(lambda s: wanted in s, timeout)
         for _ in range(10):  # a menu drawn before it takes keys drops them: look, try again
             lines = [line for line in screen.splitlines() if line.strip()]
-            at = next(i for i, line in enumerate(lines) if line.lstrip(" │")[:1] in MARKERS)
             to = next(i for i, line in enumerate(lines) if wanted in line)
+            chosen = [i for i, line in enumerate(lines) if line.lstrip(" │")[:1] in MARKERS]
+            at = min(chosen, key=lambda i: abs(i - to))  # the menu's, not a past request's
             if at == to:
                 self.keys("Enter")
             else:

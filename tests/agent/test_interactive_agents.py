@@ -90,7 +90,7 @@ def _tool_results(models: ScriptedModels) -> list[str]:
         for message in body.get("messages") or []
         if isinstance(message.get("content"), list)
         for block in message["content"]
-        if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
+        if block.get("type") == "tool_result" and str(block.get("tool_use_id")).startswith(ASK_ID)
     ]
 
 
@@ -113,15 +113,8 @@ def test_claude_code_tui_answered_after_150_s_gives_the_model_the_answer_as_the_
         assert '"color":["Light"]' in screen.replace(" ", "")
         bodies = json.dumps([body for _, body in models.requests])
         assert "NOT USER INPUT" not in bodies
-        results = [
-            block
-            for _, body in models.requests
-            for message in body.get("messages") or []
-            if isinstance(message.get("content"), list)
-            for block in message["content"]
-            if block.get("type") == "tool_result" and block.get("tool_use_id") == ASK_ID
-        ]
-        assert results and "Light" in json.dumps(results[-1]), results
+        results = _tool_results(models)
+        assert results and "Light" in results[-1], results
     finally:
         models.close()
 
@@ -280,5 +273,59 @@ def test_claude_code_tui_plan_is_approved_on_the_phone(gateway, project, tmp_pat
         wait_until(
             lambda: any("approved exiting plan mode" in r for r in _tool_results(models)), 120, 0.5
         )
+    finally:
+        models.close()
+
+
+@pytest.mark.timeout(600)
+def test_claude_code_tui_deny_with_a_note_an_expired_card_and_allow_always(
+    gateway, project, tmp_path, terminals
+):
+    """#54's other paths with the real TUI: a denial's note reaches the model; a card left to
+    expire decides nothing, and the terminal's own dialog does; "Allow always" adds Claude
+    Code's rule, and the next identical command asks nobody."""
+    command = "./append.sh"  # a command Claude Code suggests a rule for: Bash(./append.sh:*)
+    script = project / "append.sh"
+    script.write_text("#!/bin/sh\necho line >> lines.txt\n")
+    script.chmod(0o755)
+    lines = project / "lines.txt"
+    models = ScriptedModels(call=("Bash", {"command": command, "description": "Append a line"}))
+    try:
+        terminal = _claude_tui(
+            tmp_path, gateway, models, project, terminals, "--permission-mode", "default"
+        )
+        note = "Use make append instead"
+        prompt = _ask(terminal, gateway, "Append a line", wait=60)
+        device_post(gateway.url, prompt["id"], "answer", {"answers": {"decision": [note]}})
+        wait_until(lambda: any(note in r for r in _tool_results(models)), 120, 0.5)
+        assert not lines.exists()
+        terminal.wait_for(lambda s: "ANSWERED:" in s)
+
+        prompt = _ask(terminal, gateway, "Append the line now", wait=60)
+        terminal.wait_for(lambda s: "Do you want to proceed?" in s)
+        gateway.clock.advance(901)  # past the card's 900 s: nobody answered it
+        wait_until(lambda: _prompts(gateway, "expired"), 30, 0.2)
+        assert "Do you want to proceed?" in terminal.screen()  # the terminal decides
+        terminal.choose("1. Yes")  # at the desk
+        wait_until(lambda: lines.exists() and lines.read_text() == "line\n", 60, 0.2)
+        terminal.wait_for(lambda s: s.count("ANSWERED:") == 2)
+
+        prompt = _ask(terminal, gateway, "Append one more line", wait=60)
+        assert "Bash(./append.sh" in prompt["stop"]["rule"], prompt["stop"]
+        always = {"answers": {"decision": ["Allow always"]}}
+        device_post(gateway.url, prompt["id"], "answer", always)
+        wait_until(lambda: lines.read_text() == "line\n" * 2, 60, 0.2)
+        terminal.wait_for(lambda s: s.count("ANSWERED:") == 3)
+        asked = len(_prompts(gateway, "answered")) + len(_prompts(gateway, "expired"))
+
+        terminal.type("Append the last line")
+        terminal.wait_for(lambda s: "Append the last line" in s)
+        terminal.keys("Enter")
+        try:
+            wait_until(lambda: lines.read_text() == "line\n" * 3, 120, 0.2)  # nobody was asked
+        except AssertionError:
+            raise AssertionError(f"{_prompts(gateway)}\n{prompt}\n{terminal.screen()}") from None
+        assert len(_prompts(gateway, "answered")) + len(_prompts(gateway, "expired")) == asked
+        assert not _prompts(gateway)
     finally:
         models.close()

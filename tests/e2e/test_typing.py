@@ -3,6 +3,7 @@ fast typist on a busy machine, in a card's Other, in the stepper's, and in Setti
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -17,7 +18,9 @@ from .conftest import open_app, shot
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 TEXT = "Use the blue-green rollout; watch the error rate for 10 min."
-ROUNDS = 20
+# The measurement is 20 rounds a layout (ASK_USER_TYPING_ROUNDS=20: 20/20 exact); the
+# suite runs 8, enough to catch it (the old code failed the first round) at a third of the time.
+ROUNDS = int(os.environ.get("ASK_USER_TYPING_ROUNDS", "8"))
 KEY_DELAY_MS = 30
 TIMEOUT = 30_000
 QUESTION = [
