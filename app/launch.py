@@ -133,13 +133,19 @@ def start_embedded_gateway(
     `keep_paired`: this device paired with that gateway, so it keeps the token it was given."""
     from pydantic import ValidationError
 
-    from app.gateway import EmbeddedGateway, GatewayConfig, load_tokens
-    from app.gateway.config import DB_FILE, ConfigError, data_dir_of, write_local_info
+    from app.gateway import EmbeddedGateway, load_tokens
+    from app.gateway.config import (
+        DB_FILE,
+        ConfigError,
+        config_from,
+        data_dir_of,
+        write_local_info,
+    )
     from app.gateway.settings import GatewaySettings, describe
     from app.gateway.store.ownership import FileInUse, ensure_free
 
-    # The embedded gateway takes from the gateway's settings what a personal one needs: its
-    # tokens and notifiers (the app decides its address and store).
+    # The gateway's own settings, every one as `python -m app gateway` reads them (#55); the
+    # app chooses only the port (`--gateway-port`, or any free one when that is taken).
     try:
         settings = GatewaySettings()
     except ValidationError as exc:
@@ -147,7 +153,8 @@ def start_embedded_gateway(
     data_dir = data_dir_of(settings)
     tokens = load_tokens(data_dir, settings.named_tokens())
     try:
-        ensure_free(data_dir / DB_FILE)
+        if not settings.database_url:  # PostgreSQL is shared by design: no file to own
+            ensure_free(data_dir / DB_FILE)
     except FileInUse as exc:
         running = _running_gateway(data_dir, tokens.device[0])
         if running is None:
@@ -164,12 +171,9 @@ def start_embedded_gateway(
         )
     notice = None
     wanted = port
-    if not port_free("127.0.0.1", port):
+    if not port_free(settings.host, port):
         port = 0
-    config = GatewayConfig(
-        data_dir=data_dir, tokens=tokens, port=port, notify_urls=settings.notify_urls
-    )
-    gateway = EmbeddedGateway(config).start()
+    gateway = EmbeddedGateway(config_from(settings, data_dir, tokens, port)).start()
     # Agents, `ask-user mcp` and `pair` find it here, where it really listens.
     write_local_info(data_dir, gateway.url, web_app_url)
     _point_device_at(store, gateway.url, tokens.device[0], keep_paired)

@@ -376,3 +376,78 @@ def test_the_web_transport_no_longer_renders_every_update_for_a_log_that_is_off(
     assert len(repr(update)) > 5_000  # Flet's own: every control of the update
     quiet_transport_log()
     assert f"{update}" == f"Message({MessageAction.PATCH_CONTROL!r})"
+
+
+def test_every_gateway_setting_reaches_the_gateway_the_cli_and_the_app_both_start(tmp_path):
+    """#55: one mapping from the gateway's settings to its configuration, for `python -m app
+    gateway` and the app's embedded gateway alike. Each setting that configures the gateway,
+    set away from its default, changes what both start (before, the app kept four of them)."""
+    from app.gateway.config import config_from, load_tokens
+    from app.gateway.settings import GatewaySettings
+
+    tokens = load_tokens(tmp_path)
+    changed = {
+        "host": "0.0.0.0",
+        "port": 9911,
+        "public_url": "https://ask.example.test",
+        "database_url": "postgresql://ask@db.example.test/ask",
+        "database_pool_size": 3,
+        "database_connection_wait_ms": 1234,
+        "database_lock_timeout_ms": 2345,
+        "database_statement_timeout_ms": 3456,
+        "engaged_grace": 0,
+        "prompt_retention_days": 2.5,
+        "event_retention_hours": 7.5,
+        "notify": "json://127.0.0.1:9/hook",
+    }
+    # Read by the process, not the gateway's configuration: where its files are, its tokens,
+    # its log.
+    elsewhere = {"data_dir", "agent_tokens", "device_tokens", "admin_tokens", "log_level"}
+    assert set(changed) | elsewhere == set(GatewaySettings.model_fields)
+    default = config_from(GatewaySettings(), tmp_path, tokens)
+    for field, value in changed.items():
+        configured = config_from(GatewaySettings(**{field: value}), tmp_path, tokens)
+        assert configured != default, f"{field} does not reach the gateway"
+
+
+def test_the_apps_embedded_gateway_honours_the_gateways_own_settings(tmp_path):
+    """ASK_USER_ENGAGED_GRACE=0 (docs/app.md: turns the extension off) and ASK_USER_PUBLIC_URL
+    did nothing in the app's embedded gateway (#55); now each does what it does in `python -m
+    app gateway`."""
+    import json
+    import sys
+
+    import httpx
+
+    from tests.support import free_port, wait_until
+
+    gateway_dir = tmp_path / "gateway"
+    env = _environment(tmp_path / "app", gateway_dir)
+    env.update(ASK_USER_ENGAGED_GRACE="0", ASK_USER_PUBLIC_URL="https://ask.example.test")
+    app = subprocess.Popen(
+        [sys.executable, "-m", "app", "--web", "--port", str(free_port()),
+         "--gateway-port", str(free_port())],
+        env=env, stdout=(tmp_path / "app.log").open("w"), stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        info = gateway_dir / "gateway.json"
+        wait_until(lambda: info.exists() and "webAppUrl" in info.read_text(), timeout=60)
+        url = json.loads(info.read_text())["localUrl"]
+        tokens = json.loads((gateway_dir / "tokens.json").read_text())
+        agent, device, admin = (
+            {"Authorization": f"Bearer {tokens[role][0]}"} for role in ("agent", "device", "admin")
+        )
+        question = {"id": "go", "header": "Go", "question": "Ship it?",
+                    "options": [{"label": "Yes"}, {"label": "No"}]}  # fmt: skip
+        created = httpx.post(
+            f"{url}/v1/prompts",
+            json={"sessionKey": "main", "questions": [question], "timeoutSeconds": 30},
+            headers=agent,
+        ).json()
+        engaged = httpx.post(f"{url}/v1/prompts/{created['id']}/engaged", json={}, headers=device)
+        assert engaged.status_code == 200, engaged.text
+        assert engaged.json()["expiresAt"] == created["expiresAt"]  # grace 0: nothing moves
+        pairing = httpx.post(f"{url}/v1/pairings", json={}, headers=admin).json()
+        assert "ask.example.test" in pairing["link"]
+    finally:
+        _stop(app)

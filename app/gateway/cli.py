@@ -9,11 +9,12 @@ import sys
 
 from pydantic import ValidationError
 
-from .addresses import reachable_url, url_for
+from .addresses import url_for
 from .config import (
     DB_FILE,
     ConfigError,
     GatewayConfig,
+    config_from,
     data_dir_of,
     load_tokens,
     write_local_info,
@@ -93,21 +94,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, FileInUse) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    host, port = settings.host, settings.port
-    public_url = (settings.public_url or "").rstrip("/") or reachable_url(host, port)
-    config = GatewayConfig(
-        data_dir=data_dir,
-        tokens=tokens,
-        host=host,
-        port=port,
-        prompt_retention_days=settings.prompt_retention_days,
-        event_retention_hours=settings.event_retention_hours,
-        public_url=public_url,
-        notify_urls=settings.notify_urls,
-        database_url=settings.database_url,
-        engaged_grace_seconds=settings.engaged_grace,
-        postgres=settings.postgres,
-    )
+    config = config_from(settings, data_dir, tokens)
+    host, port = config.host, config.port
     try:  # bound first: a port in use is said before any line that says it serves
         sock = bind(host, port)
     except OSError as exc:

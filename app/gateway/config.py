@@ -23,6 +23,7 @@ from app.protocol.local_gateway import (
 )
 from app.protocol.local_gateway import gateway_data_dir
 
+from .addresses import reachable_url
 from .core.auth import Tokens as Tokens
 from .settings import DEFAULT_HOST, DEFAULT_PORT, GatewaySettings, env_name
 from .store.postgres_settings import PostgresSettings
@@ -88,6 +89,32 @@ def _read_tokens_file(path: Path) -> dict[str, tuple[str, ...]]:
             "(or delete the file to have a new one made)"
         )
     return roles
+
+
+def config_from(
+    settings: GatewaySettings, data_dir: Path, tokens: Tokens, port: int | None = None
+) -> GatewayConfig:
+    """The gateway's configuration from its settings: the one mapping, used by `python -m app
+    gateway` and by the app's embedded gateway alike, so every documented setting works in
+    both (#55). `port`: the caller's choice (the app's `--gateway-port`, 0 for any free one)
+    over the setting's."""
+    port = settings.port if port is None else port
+    public_url = (settings.public_url or "").rstrip("/") or (
+        reachable_url(settings.host, port) if port else None
+    )
+    return GatewayConfig(
+        data_dir=data_dir,
+        tokens=tokens,
+        host=settings.host,
+        port=port,
+        prompt_retention_days=settings.prompt_retention_days,
+        event_retention_hours=settings.event_retention_hours,
+        public_url=public_url,
+        notify_urls=settings.notify_urls,
+        database_url=settings.database_url,
+        engaged_grace_seconds=settings.engaged_grace,
+        postgres=settings.postgres,
+    )
 
 
 def data_dir_of(settings: GatewaySettings) -> Path:
