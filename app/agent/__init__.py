@@ -3,8 +3,7 @@
 Imports only app.protocol from the project (and httpx); never the gateway, device or UI.
 """
 
-from .client import AskUserError, ask_user, ask_user_async, late_answers, late_answers_async
-from .tool import (
+from app.asking.tool import (
     DESCRIPTION,
     INPUT_SCHEMA,
     TOOL_NAME,
@@ -13,6 +12,8 @@ from .tool import (
     openai_tool,
     should_offer_tool,
 )
+
+from .client import AskUserError, ask_user, ask_user_async, late_answers, late_answers_async
 
 __all__ = [
     "DESCRIPTION",

@@ -18,19 +18,15 @@ from urllib.parse import quote
 
 import httpx
 
+from app.asking import flow as asking
+from app.asking.request import AskUserError, prompt_body
 from app.protocol import (
-    CreatePromptRequest,
     ErrorCode,
-    FieldError,
-    ProtocolError,
     error_from_body,
-    validate_prompt,
 )
-from app.protocol.errors import describe
 from app.protocol.local_gateway import AGENT_TOKEN_ENV, TOKENS_FILE
 from app.protocol.pairing import url_problem
 
-from . import asking
 from .environment import DEFAULT_GATEWAY_URL, AgentEnvironment
 
 T = TypeVar("T")
@@ -43,19 +39,6 @@ CANCEL_RETRY_SECONDS = 0.2
 CREATE_RETRY_SECONDS = 15
 LATE_RETRY_SECONDS = 20  # collecting late answers rides out a gateway's restart
 MIN_REQUEST_SECONDS = 0.5
-
-
-class AskUserError(Exception):
-    """The question could not be asked: no gateway, no token, or the gateway refused it."""
-
-    def __init__(self, code: str, message: str, fields: Sequence[FieldError] = ()) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.fields = list(fields)
-
-    def __str__(self) -> str:
-        return describe(self.message, self.fields)
 
 
 @dataclass(frozen=True)
@@ -101,44 +84,6 @@ def _error_from(response: httpx.Response) -> AskUserError:
         body = None
     error = error_from_body(body, response.status_code)
     return AskUserError(error.code, error.message, error.fields)
-
-
-TOOL_ARGUMENTS = frozenset({"questions", "timeoutSeconds"})
-
-
-def prompt_body(
-    arguments: Mapping[str, Any],
-    *,
-    session_key: str,
-    run_id: str | None = None,
-    agent_id: str | None = None,
-    question_tool: str | None = None,
-    stop: Mapping[str, Any] | None = None,
-    kind: str | None = None,
-) -> tuple[dict[str, Any], CreatePromptRequest]:
-    """The create request for the tool's arguments, checked by the gateway's own rules and
-    messages before any request is made, with a fresh requestId (a retried create is safe).
-    `question_tool`: the program's own question tool they come from (v1.5), which allows
-    more than ask_user. `kind` and `stop`: a permission or a plan a hook asks (v1.5)."""
-    if unknown := set(arguments) - TOOL_ARGUMENTS:
-        raise AskUserError(
-            ErrorCode.INVALID_PROMPT, f"unknown properties: {', '.join(sorted(unknown))}"
-        )
-    body: dict[str, Any] = {**arguments, "sessionKey": session_key}
-    if run_id is not None:
-        body["runId"] = run_id
-    if agent_id is not None:
-        body["agentId"] = agent_id
-    if question_tool is not None:
-        body["questionTool"] = question_tool
-    if kind is not None:  # a permission or a plan (v1.5), with what it is about
-        body["kind"], body["stop"] = kind, dict(stop or {})
-    try:
-        request = validate_prompt(body)
-    except ProtocolError as exc:
-        raise AskUserError(exc.code, exc.message, exc.fields) from None
-    body["requestId"] = "req_" + uuid.uuid4().hex
-    return body, request
 
 
 async def ask_user_async(

@@ -27,11 +27,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+from app.asking.tool import SERVER_NAME
+
 from .environment import AgentEnvironment
 from .hook_flow import CannotCarry, Card, HookProgram, run_hook
 from .permission_hook import EVENT as PERMISSION_EVENT
 from .permission_hook import permission_decision, permission_prompt
-from .tool import SERVER_NAME
 
 QUESTION_TOOL = "request_user_input"
 EVENT = "PreToolUse"

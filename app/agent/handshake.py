@@ -26,9 +26,8 @@ from typing import Any
 import anyio
 
 from app import __version__
+from app.asking.tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, mcp_tool
 from app.protocol.asker import client_slug
-
-from .tool import INSTRUCTIONS, SERVER_NAME, SERVER_TITLE, mcp_tool
 
 LISTING_WAIT_SECONDS = 0.5  # how long the client's `tools/list` is waited for, before the SDK
 EARLY_LINES = 4  # at most this many lines are read before the SDK (notifications, then one ask)

@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from app.asking.tool import SERVER_NAME, TOOL_NAME
 from app.protocol import limits
 from app.protocol.local_gateway import (
     AGENT_TOKEN_ENV,
@@ -35,7 +36,6 @@ from .claude_hook import TOOL
 from .codex_hook import QUESTION_TOOL as CODEX_QUESTION_TOOL
 from .environment import AgentEnvironment
 from .settings_files import ChangedMeanwhile, Files, SetupError, shaped, strings, write
-from .tool import SERVER_NAME, TOOL_NAME
 
 HOOK_COMMAND = "claude-hook"
 CODEX_HOOK_COMMAND = "codex-hook"

@@ -246,7 +246,7 @@ asyncio.run(main())
 def test_an_http_client_that_vanishes_mid_call_cancels_its_prompt(gateway):
     """No cancel and no DELETE (kill -9): when its stream is gone and no call comes back for
     the prompt within the grace, the prompt is cancelled."""
-    from app.agent.mcp_server import RECONNECT_GRACE_SECONDS
+    from app.asking.mcp_tool import RECONNECT_GRACE_SECONDS
 
     process = subprocess.Popen(
         [

@@ -8,7 +8,7 @@ from app.agent import (
     openai_tool,
     should_offer_tool,
 )
-from app.agent.tool import input_schema
+from app.asking.tool import input_schema
 from app.protocol import AskUserRequest, ProtocolError, parse_model
 
 VALID = {

@@ -25,9 +25,9 @@ from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.responses import JSONResponse
 
-from app.agent.asking import RUN_ABORT, Unreachable
-from app.agent.client import AskUserError
-from app.agent.mcp_server import Asking, AskUserTool, build_server, call_digest, program_of
+from app.asking.flow import RUN_ABORT, Unreachable
+from app.asking.mcp_tool import Asking, AskUserTool, build_server, call_digest, program_of
+from app.asking.request import AskUserError
 from app.protocol import ErrorCode, ProtocolError, limits, validate_prompt
 
 from ..core.service import Gateway, fingerprint
