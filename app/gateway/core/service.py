@@ -8,20 +8,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from app.protocol import (
     CreatePromptRequest,
     Draft,
     ErrorCode,
-    LateAnswer,
-    LateAnswerItem,
-    LateClaim,
     PendingResult,
     PromptRecord,
     ProtocolError,
@@ -41,7 +36,9 @@ from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
 from .eager import spawn
 from .feed import EventFeed, Page
+from .idempotency import IdempotencyKey, conflict, device_key
 from .ids import new_prompt_id
+from .late_answers import LateAnswers
 from .waiters import ResultWait, Waiters
 
 LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (docs/PROTOCOL.md v1.2)
@@ -61,63 +58,10 @@ def _not_found(prompt_id: str) -> ProtocolError:
     return ProtocolError(ErrorCode.NOT_FOUND, f"no prompt with id {prompt_id!r}")
 
 
-@dataclass(frozen=True)
-class IdempotencyKey:
-    """Where a key's response is kept, and a hash of the request it came with, so the same key
-    sent with a different request is told apart from a retry."""
-
-    scope: str
-    asked: str
-
-    @classmethod
-    def of(cls, scope: str, action: str, request: dict[str, Any]) -> IdempotencyKey:
-        text = json.dumps([action, request], sort_keys=True, ensure_ascii=False)
-        return cls(scope, hashlib.sha256(text.encode()).hexdigest())
-
-
-def _device_key(
-    prompt_id: str, key: str | None, action: str, request: dict[str, Any]
-) -> IdempotencyKey | None:
-    return IdempotencyKey.of(f"device:{prompt_id}:{key}", action, request) if key else None
-
-
-def _conflict(what: str) -> ProtocolError:
-    return ProtocolError(
-        ErrorCode.IDEMPOTENCY_CONFLICT,
-        f"this {what} was already used for a different request; use a new one for a new "
-        "request (an identical retry gets the original response)",
-    )
-
-
 _EXPIRY = ResolvedBy(kind="system", reason="expired")
 
 
 EXPIRY_BATCH = 50  # prompts expired between two chances for other requests
-
-
-def _claimed_elsewhere(record: PromptRecord) -> ProtocolError:
-    return ProtocolError(
-        ErrorCode.CLAIMED_ELSEWHERE,
-        "another agent holds this late answer (this claim's lease lapsed, or it never had it)",
-        extra={"prompt": record.to_wire()},
-    )
-
-
-def _not_late(record: PromptRecord) -> ProtocolError:
-    """409: a prompt that takes no late answer (still pending, answered, dismissed, cancelled
-    by hand, or already answered late)."""
-    why = (
-        "is still pending: answer it"
-        if record.is_pending
-        else "was already answered late"
-        if record.late_answer is not None
-        else f"is {record.status}: only an expired or run-stopped prompt takes a late answer"
-    )
-    return ProtocolError(
-        ErrorCode.ALREADY_RESOLVED,
-        f"the prompt {why}",
-        extra={"prompt": record.to_wire()},
-    )
 
 
 def _already_resolved(record: PromptRecord) -> ProtocolError:
@@ -150,7 +94,7 @@ class Gateway:
         self.on_engaged: Callable[[str], None] | None = None  # the person is answering it
         # Agents waiting for a late answer, by person: woken when a record of theirs changes
         # after it ended (here or in another gateway process).
-        self._late_waits: dict[str, list[asyncio.Future[None]]] = {}
+        self.late = LateAnswers(self)  # answers after the end (v1.4, v1.5)
         self._draft_buckets: dict[tuple[str, str], tuple[float, float]] = {}
         self._device_ids: dict[str, str] = {}  # the id a device drafts under → its paired id
 
@@ -341,7 +285,7 @@ class Gateway:
         return await self._decide(
             prompt_id,
             person,
-            _device_key(prompt_id, idempotency_key, "answer", request),
+            device_key(prompt_id, idempotency_key, "answer", request),
             ResolvedBy(kind="device", device_id=device_id),
             lambda record: canonicalize_answers(record.questions, answers),
         )
@@ -359,7 +303,7 @@ class Gateway:
         return await self._decide(
             prompt_id,
             person,
-            _device_key(prompt_id, idempotency_key, "reply", request),
+            device_key(prompt_id, idempotency_key, "reply", request),
             ResolvedBy(kind="device", device_id=device_id),
             lambda record: parse_reply(record.questions, text),
         )
@@ -477,195 +421,6 @@ class Gateway:
             self._draft_buckets.clear()
         self._draft_buckets[key] = (tokens - 1, now)
 
-    # ---- late answers (v1.4) -----------------------------------------------------------
-
-    async def late_answer(
-        self,
-        prompt_id: str,
-        person: str | None,
-        answers: dict[str, Any],
-        device_id: str | None,
-        idempotency_key: str | None,
-        by_link: bool = False,
-    ) -> dict[str, Any]:
-        """An answer after the deadline, or after the agent's run stopped, for a day: the
-        prompt keeps its terminal status and gains `lateAnswer`; the first one wins, a retried
-        key gets the original 200. The agent collects it (`late_answers`)."""
-        request = {"answers": answers, "deviceId": device_id}
-        key = _device_key(prompt_id, idempotency_key, "late-answer", request)
-        record = await self.get(prompt_id, person)
-        if (seen := await self._replayed(key, "idempotencyKey")) is not None:
-            return seen
-        now = self.clock.now_ms()
-        if not record.takes_late_answer:
-            raise _not_late(record)
-        if not record.late_answer_open(now):
-            raise ProtocolError(
-                ErrorCode.ALREADY_RESOLVED,
-                f"this prompt ended more than {limits.LATE_ANSWER_SECONDS // 3600} hours ago: "
-                "too late for an answer to reach its agent",
-                extra={"prompt": record.to_wire()},
-            )
-        late = LateAnswer(
-            answers=canonicalize_answers(record.questions, answers),
-            answered_at=to_datetime(now),
-            resolved_by=ResolvedBy(kind="link" if by_link else "device", device_id=device_id),
-        )
-        answered = await self._amend(record, {"late_answer": late}, key, now)
-        return answered.to_wire()
-
-    async def _late_records(
-        self, person: str, session_key: str | None, agent_id: str | None
-    ) -> list[PromptRecord]:
-        """`person`'s late answers not yet delivered that go to this agent (or project),
-        oldest first."""
-        since = self.clock.now_ms() - 2 * limits.LATE_ANSWER_SECONDS * 1000
-        found = []
-        for record_json in await self.store.late_answered(person, session_key, since):
-            record = PromptRecord.model_validate_json(record_json)
-            late = record.late_answer
-            undelivered = late is not None and late.delivered_at is None
-            if undelivered and record.late_answer_goes_to(session_key, agent_id):
-                found.append(record)
-        return found
-
-    async def late_answers(
-        self, person: str, session_key: str | None, agent_id: str | None = None
-    ) -> list[LateAnswerItem]:
-        """A look at the late answers waiting for this agent (or project): claims nothing,
-        and leaves out those another agent holds now."""
-        now = self.clock.now_ms()
-        return [
-            LateAnswerItem.of(record)
-            for record in await self._late_records(person, session_key, agent_id)
-            if record.late_answer is not None and record.late_answer.claimable_by("", now)
-        ]
-
-    async def claim_late_answers(
-        self,
-        person: str,
-        session_key: str,
-        agent_id: str | None,
-        claim_id: str,
-        lease_seconds: int,
-        wait: float = 0,
-    ) -> list[LateAnswerItem]:
-        """Take what is meant for this agent (or project) under `claim_id` for
-        `lease_seconds`: each answer is held by one claim at a time (two agents claiming at
-        once never both get it), comes back if its claim is never confirmed, and a retry of
-        the same claim returns what it holds (v1.5). With none, waits up to `wait` s."""
-
-        async def claim() -> list[LateAnswerItem]:
-            now = self.clock.now_ms()
-            until = to_datetime(now + lease_seconds * 1000)
-            held = []
-            for record in await self._late_records(person, session_key, agent_id):
-                late = record.late_answer
-                assert late is not None
-                if not late.claimable_by(claim_id, now):
-                    continue
-                if late.claim is not None and late.claim.claim_id == claim_id:
-                    held.append(LateAnswerItem.of(record))  # a retry: it is ours already
-                    continue
-                mine = late.model_copy(update={"claim": LateClaim(claim_id=claim_id, until=until)})
-                try:
-                    claimed = await self._amend(record, {"late_answer": mine}, None, now)
-                except ProtocolError:
-                    continue  # another agent's claim (or a confirmation) came first
-                held.append(LateAnswerItem.of(claimed))
-            return held
-
-        return await self._waiting_for_late(person, claim, wait)
-
-    async def wait_late_answers(
-        self, person: str, session_key: str | None, wait: float, agent_id: str | None = None
-    ) -> list[LateAnswerItem]:
-        """As `late_answers`; with none yet, waits up to `wait` seconds for one."""
-        return await self._waiting_for_late(
-            person, lambda: self.late_answers(person, session_key, agent_id), wait
-        )
-
-    async def _waiting_for_late(
-        self,
-        person: str,
-        look: Callable[[], Awaitable[list[LateAnswerItem]]],
-        wait: float,
-    ) -> list[LateAnswerItem]:
-        found = await look()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
-        while not found and (left := deadline - loop.time()) > 0:
-            changed = loop.create_future()
-            self._late_waits.setdefault(person, []).append(changed)
-            try:
-                await asyncio.wait_for(changed, left)
-            except TimeoutError:
-                break
-            finally:
-                waits = self._late_waits.get(person, [])
-                if changed in waits:
-                    waits.remove(changed)
-            found = await look()
-        return found
-
-    async def acknowledge_late_answer(
-        self, prompt_id: str, person: str, claim_id: str | None = None
-    ) -> dict[str, Any]:
-        """The agent has its late answer: `deliveredAt` is set. Confirming again is the same
-        200; with `claim_id`, only the agent holding that claim may confirm (409 otherwise:
-        its lease lapsed and another agent took the answer)."""
-        record = await self.get(prompt_id, person)
-        late = record.late_answer
-        if late is None:
-            raise ProtocolError(
-                ErrorCode.NOT_FOUND, f"prompt {prompt_id} has no late answer to acknowledge"
-            )
-        if late.delivered_at is not None:
-            if late.confirmed_for(claim_id):
-                return record.to_wire()
-            raise _claimed_elsewhere(record)
-        now = self.clock.now_ms()
-        if not late.claimable_by(claim_id or "", now):  # no claim: only what nobody holds
-            raise _claimed_elsewhere(record)
-        update: dict[str, Any] = {"delivered_at": to_datetime(now)}
-        if claim_id is not None:
-            update["claim"] = LateClaim(claim_id=claim_id, until=to_datetime(now))
-        delivered = late.model_copy(update=update)
-        try:
-            amended = await self._amend(record, {"late_answer": delivered}, None, now)
-        except ProtocolError:
-            fresh = await self.get(prompt_id, person)  # a racing claim or confirmation
-            if fresh.late_answer is not None and fresh.late_answer.confirmed_for(claim_id):
-                return fresh.to_wire()
-            raise _claimed_elsewhere(fresh) from None
-        return amended.to_wire()
-
-    async def _amend(
-        self,
-        record: PromptRecord,
-        update: dict[str, Any],
-        key: IdempotencyKey | None,
-        now: int,
-    ) -> PromptRecord:
-        """A resolved prompt's record changed, if nobody changed it first (409 if they did)."""
-        amended = record.model_copy(update={**update, "version": record.version + 1})
-        amended_json = amended.model_dump_json(by_alias=True)
-        remember = Remember(key.scope, amended.to_wire(), key.asked) if key else None
-        event = await self.store.amend(
-            amended, amended_json, was_version=record.version, remember=remember, now_ms=now
-        )
-        if event is None:  # another late answer (or its delivery) came first
-            raise _not_late(await self._stored(record.id))
-        self._publish(event)
-        self._late_answer_changed(event.person)
-        return amended
-
-    def _late_answer_changed(self, person: str) -> None:
-        """A record of `person` changed after it ended: their waiting agents look again."""
-        for changed in self._late_waits.pop(person, []):
-            if not changed.done():
-                changed.set_result(None)
-
     # ---- answer links ------------------------------------------------------------------
 
     async def prompt_of_link(self, token: str) -> PromptRecord | None:
@@ -682,7 +437,7 @@ class Gateway:
         return await self._decide(
             prompt_id,
             None,
-            _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "answer", request),
+            device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "answer", request),
             ResolvedBy(kind="link"),
             lambda record: canonicalize_answers(record.questions, answers),
         )
@@ -697,11 +452,11 @@ class Gateway:
         """A late answer from the link's page (v1.4); `attempt` names this try."""
         prompt_id = await self._link_prompt_id(token)
         key = f"link:{secret_hash(token)}:{attempt}"
-        return await self.late_answer(prompt_id, None, answers, None, key, by_link=True)
+        return await self.late.answer(prompt_id, None, answers, None, key, by_link=True)
 
     async def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
         prompt_id = await self._link_prompt_id(token)
-        key = _device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "dismiss", {})
+        key = device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "dismiss", {})
         return await self._decide(prompt_id, None, key, ResolvedBy(kind="link"))
 
     async def _link_prompt_id(self, token: str) -> str:
@@ -713,7 +468,7 @@ class Gateway:
     async def dismiss(
         self, prompt_id: str, person: str, device_id: str | None, idempotency_key: str | None
     ) -> dict[str, Any]:
-        key = _device_key(prompt_id, idempotency_key, "dismiss", {"deviceId": device_id})
+        key = device_key(prompt_id, idempotency_key, "dismiss", {"deviceId": device_id})
         by = ResolvedBy(kind="device", device_id=device_id)
         return await self._decide(prompt_id, person, key, by)
 
@@ -746,7 +501,7 @@ class Gateway:
             return None
         body, seen_hash = seen
         if seen_hash and seen_hash != key.asked:  # '': kept before requests were hashed
-            raise _conflict(what)
+            raise conflict(what)
         return body
 
     async def _stored(self, prompt_id: str) -> PromptRecord:
@@ -857,7 +612,7 @@ class Gateway:
                     if record.is_pending:
                         self.deadlines.add(record.expires_ms, event.prompt_id)
                     else:  # a late answer or its delivery
-                        self._late_answer_changed(event.person)
+                        self.late.changed(event.person)
                 self.feed.committed(event)
             if len(batch) < CATCH_UP_BATCH:
                 break

@@ -75,13 +75,13 @@ class GatewayAsker:
     ) -> list[dict[str, Any]]:
         """Claimed and confirmed in this process, as over HTTP (v1.5)."""
         claim_id = f"cl_{secrets.token_hex(16)}"
-        claimed = await self.gateway.claim_late_answers(
+        claimed = await self.gateway.late.claim(
             self.person, session_key, agent_id, claim_id, limits.LATE_CLAIM_LEASE_SECONDS
         )
         confirmed = []
         for item in claimed:
             with contextlib.suppress(ProtocolError):  # its lease lapsed: another agent's
-                await self.gateway.acknowledge_late_answer(item.prompt_id, self.person, claim_id)
+                await self.gateway.late.acknowledge(item.prompt_id, self.person, claim_id)
                 confirmed.append(item.to_wire())
         return confirmed
 

@@ -159,7 +159,7 @@ async def draft_prompt(call: Call) -> dict[str, Any]:
 async def late_answer_prompt(call: Call) -> dict[str, Any]:
     """An answer after the deadline or the run's stop (v1.4): the agent collects it."""
     body: LateAnswerRequest = call.body
-    return await call.gateway.late_answer(
+    return await call.gateway.late.answer(
         call.params["prompt_id"], call.person, body.answers, body.device_id, body.idempotency_key
     )
 
@@ -168,16 +168,14 @@ async def late_answers(call: Call) -> dict[str, Any]:
     """A look at the late answers waiting for this agent or project, oldest first (claiming
     nothing); with none, waits up to `wait` seconds for one."""
     query = call.query
-    found = await call.gateway.wait_late_answers(
-        call.person, query.session_key, query.wait, query.agent_id
-    )
+    found = await call.gateway.late.wait(call.person, query.session_key, query.wait, query.agent_id)
     return LateAnswerList(late_answers=found).to_wire()
 
 
 async def claim_late_answers(call: Call) -> dict[str, Any]:
     """Take the late answers meant for this agent or project, under a lease (v1.5)."""
     body: LateAnswerClaimRequest = call.body
-    found = await call.gateway.claim_late_answers(
+    found = await call.gateway.late.claim(
         call.person, body.session_key, body.agent_id, body.claim_id, body.lease_seconds, body.wait
     )
     return LateAnswerList(late_answers=found).to_wire()
@@ -188,9 +186,7 @@ async def acknowledge_late_answer(call: Call) -> dict[str, Any]:
     the claim that holds it)."""
     body: LateAnswerAckRequest | None = call.body
     claim_id = body.claim_id if body is not None else None
-    return await call.gateway.acknowledge_late_answer(
-        call.params["prompt_id"], call.person, claim_id
-    )
+    return await call.gateway.late.acknowledge(call.params["prompt_id"], call.person, claim_id)
 
 
 async def reply_to_prompt(call: Call) -> dict[str, Any]:
