@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
-import time
 from collections.abc import Callable
 from typing import Any
 
 from app.protocol import (
     CreatePromptRequest,
-    Draft,
     ErrorCode,
     PendingResult,
     PromptRecord,
@@ -28,17 +26,20 @@ from app.protocol import (
     parse_reply,
     tool_result,
 )
-from app.protocol.wire import record_with_draft, result_body
+from app.protocol.wire import result_body
 
 from ..store.storage import CREATED, RESOLVED, UPDATED, Remember, Store, StoredEvent
 from .clock import Clock, to_datetime
 from .deadlines import DeadlineTimer
 from .devices import secret_hash  # what the store keeps of an answer link, as of a code
+from .drafts import Drafts
 from .eager import spawn
 from .feed import EventFeed, Page
 from .idempotency import IdempotencyKey, conflict, device_key
 from .ids import new_prompt_id
 from .late_answers import LateAnswers
+from .links import AnswerLinks
+from .refusals import already_resolved
 from .waiters import ResultWait, Waiters
 
 LINK_TOKEN_BYTES = 24  # 192 random bits: an answer link is a capability (docs/PROTOCOL.md v1.2)
@@ -64,14 +65,6 @@ _EXPIRY = ResolvedBy(kind="system", reason="expired")
 EXPIRY_BATCH = 50  # prompts expired between two chances for other requests
 
 
-def _already_resolved(record: PromptRecord) -> ProtocolError:
-    return ProtocolError(
-        ErrorCode.ALREADY_RESOLVED,
-        f"the prompt is no longer pending: it is {record.status}",
-        extra={"prompt": record.to_wire()},
-    )
-
-
 class Gateway:
     """The state machine of prompts: pending → exactly one terminal status, once."""
 
@@ -92,11 +85,9 @@ class Gateway:
         # notification carries: the gateway keeps its hash).
         self.on_created: Callable[[PromptRecord, str, str], None] | None = None
         self.on_engaged: Callable[[str], None] | None = None  # the person is answering it
-        # Agents waiting for a late answer, by person: woken when a record of theirs changes
-        # after it ended (here or in another gateway process).
         self.late = LateAnswers(self)  # answers after the end (v1.4, v1.5)
-        self._draft_buckets: dict[tuple[str, str], tuple[float, float]] = {}
-        self._device_ids: dict[str, str] = {}  # the id a device drafts under → its paired id
+        self.drafts = Drafts(self)  # what the person has chosen so far, on each device (v1.4)
+        self.links = AnswerLinks(self)  # answering from a notification's link (v1.2)
 
     # ---- life --------------------------------------------------------------------------
 
@@ -233,7 +224,7 @@ class Gateway:
     async def cancel(self, owner: str, prompt_id: str, reason: str | None) -> PromptRecord:
         record = await self.owned(owner, prompt_id)
         if not record.is_pending:
-            raise _already_resolved(record)
+            raise already_resolved(record)
         return await self._resolve(record, "cancelled", ResolvedBy(kind="agent", reason=reason))
 
     async def cancel_run(self, owner: str, run_id: str, reason: str | None) -> list[str]:
@@ -317,7 +308,7 @@ class Gateway:
         or with extensions off."""
         record = await self.get(prompt_id, person)
         if not record.is_pending:
-            raise _already_resolved(record)
+            raise already_resolved(record)
         if self.on_engaged is not None:
             self.on_engaged(prompt_id)  # e.g. no reminder of what the person is answering
         grace_ms = self.engaged_grace_seconds * 1000
@@ -346,124 +337,11 @@ class Gateway:
             fresh = await self._stored(prompt_id)
             if fresh.is_pending:
                 return await self.engaged(prompt_id, person, device_id)  # from what it is now
-            raise _already_resolved(fresh)
+            raise already_resolved(fresh)
         self.deadlines.add(wanted, prompt_id)
         self.waiters.prompt_changed(prompt_id)  # the agent hears of it now, not in a while
         self._publish(event)
         return extended
-
-    async def draft(
-        self,
-        prompt_id: str,
-        person: str,
-        answers: dict[str, Any],
-        device_id: str | None,
-        device_name: str | None,
-        paired_id: str | None = None,
-    ) -> PromptRecord:
-        """What the person has chosen and typed so far on one device (v1.4), told to their
-        other devices in a `prompt.draft` event; the latest wins there. Checked like an answer
-        except that it may be partial; never stored with the prompt, so no agent sees it. It
-        is also the person answering: with little time left, the deadline moves. `paired_id`:
-        the authenticated device, which alone may draft under the ids it uses (#52)."""
-        self._own_device_id(device_id, paired_id)
-        self._draft_allowed(person, paired_id or device_id)
-        record = await self.get(prompt_id, person)
-        if not record.is_pending:
-            raise _already_resolved(record)
-        canonical = canonicalize_answers(record.questions, answers, partial=True)
-        record = await self.engaged(prompt_id, person, device_id)
-        now = self.clock.now_ms()
-        draft = Draft(
-            answers=canonical,
-            device_id=device_id,
-            device_name=device_name,
-            drafted_at=to_datetime(now),
-        )
-        event_json = record_with_draft(record.model_dump_json(by_alias=True), draft)
-        event = await self.store.draft(record, event_json, now_ms=now)
-        if event is None:  # resolved meanwhile, by another request or process
-            raise _already_resolved(await self._stored(prompt_id))
-        self._publish(event)
-        return record
-
-    def _own_device_id(self, device_id: str | None, paired_id: str | None) -> None:
-        """A device names itself in its drafts (its other windows know their own drafts by
-        it); a paired device may not use an id another paired device uses, or that device
-        would take the draft for its own and ignore it (403)."""
-        if device_id is None or paired_id is None:
-            return
-        owner = self._device_ids.setdefault(device_id, paired_id)
-        if owner != paired_id:
-            raise ProtocolError(
-                ErrorCode.FORBIDDEN, f"deviceId {device_id!r} is another paired device's"
-            )
-        if len(self._device_ids) > 100_000:  # bounded: forget, then learn again
-            self._device_ids.clear()
-
-    def _draft_allowed(self, person: str, device_id: str | None) -> None:
-        """A person types; a flood is not a person: each device gets DRAFT_BURST drafts,
-        refilled at DRAFTS_PER_SECOND, then 429 `too_many_drafts` (#52). Counted in real
-        time, not on the protocol's clock: a clock set by hand (tests, a skewed host) must
-        not stop the refill."""
-        now = time.monotonic()
-        key = (person, device_id or "")
-        tokens, then = self._draft_buckets.get(key, (float(limits.DRAFT_BURST), now))
-        tokens = min(float(limits.DRAFT_BURST), tokens + (now - then) * limits.DRAFTS_PER_SECOND)
-        if tokens < 1:
-            raise ProtocolError(
-                ErrorCode.TOO_MANY_DRAFTS,
-                f"more than {limits.DRAFTS_PER_SECOND} drafts a second from this device: "
-                "send the latest after a pause",
-                extra={"retryAfter": 1},
-            )
-        if len(self._draft_buckets) > 10_000:  # forget devices heard of long ago
-            self._draft_buckets.clear()
-        self._draft_buckets[key] = (tokens - 1, now)
-
-    # ---- answer links ------------------------------------------------------------------
-
-    async def prompt_of_link(self, token: str) -> PromptRecord | None:
-        """The prompt an answer link is bound to (as it stands now), or None."""
-        prompt_id = await self.store.prompt_of_link(secret_hash(token))
-        return await self.get(prompt_id, None) if prompt_id is not None else None
-
-    async def answer_by_link(
-        self, token: str, answers: dict[str, Any], attempt: str
-    ) -> dict[str, Any]:
-        """Like a device's answer; `attempt` names this try (a retry of it is safe)."""
-        prompt_id = await self._link_prompt_id(token)
-        request = {"answers": answers}
-        return await self._decide(
-            prompt_id,
-            None,
-            device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "answer", request),
-            ResolvedBy(kind="link"),
-            lambda record: canonicalize_answers(record.questions, answers),
-        )
-
-    async def engaged_by_link(self, token: str) -> PromptRecord:
-        """The person is choosing or typing on the link's page."""
-        return await self.engaged(await self._link_prompt_id(token), None, None)
-
-    async def late_answer_by_link(
-        self, token: str, answers: dict[str, Any], attempt: str
-    ) -> dict[str, Any]:
-        """A late answer from the link's page (v1.4); `attempt` names this try."""
-        prompt_id = await self._link_prompt_id(token)
-        key = f"link:{secret_hash(token)}:{attempt}"
-        return await self.late.answer(prompt_id, None, answers, None, key, by_link=True)
-
-    async def dismiss_by_link(self, token: str, attempt: str) -> dict[str, Any]:
-        prompt_id = await self._link_prompt_id(token)
-        key = device_key(prompt_id, f"link:{secret_hash(token)}:{attempt}", "dismiss", {})
-        return await self._decide(prompt_id, None, key, ResolvedBy(kind="link"))
-
-    async def _link_prompt_id(self, token: str) -> str:
-        prompt_id = await self.store.prompt_of_link(secret_hash(token))
-        if prompt_id is None:
-            raise ProtocolError(ErrorCode.NOT_FOUND, "no such answer link")
-        return prompt_id
 
     async def dismiss(
         self, prompt_id: str, person: str, device_id: str | None, idempotency_key: str | None
@@ -487,7 +365,7 @@ class Gateway:
         if (seen := await self._replayed(key, "idempotencyKey")) is not None:
             return seen
         if not record.is_pending:
-            raise _already_resolved(record)
+            raise already_resolved(record)
         if answers_for is None:
             return (await self._resolve(record, "dismissed", resolved_by, key=key)).to_wire()
         answers = answers_for(record)
@@ -567,9 +445,9 @@ class Gateway:
                 # Changed meanwhile (the deadline moved): decide again from what it is now;
                 # an expiry whose deadline moved away is no expiry.
                 if status == "expired" and not fresh.overdue(now):
-                    raise _already_resolved(fresh)
+                    raise already_resolved(fresh)
                 return await self._resolve(fresh, status, resolved_by, answers, key)
-            raise _already_resolved(fresh)
+            raise already_resolved(fresh)
         # The agent first: it waits for this one prompt, while devices may be thousands (#16).
         self.waiters.prompt_resolved(record.id, resolved)
         self._publish(event)

@@ -48,17 +48,17 @@ async def answer_from_page(call: Call) -> Response:
     async def decide(record: PromptRecord, strings: Strings) -> PageState:
         gateway, token = call.gateway, call.params["token"]
         if query_params(call.scope).get("engaged"):  # the page's script: the person chooses
-            await gateway.engaged_by_link(token)
+            await gateway.links.engaged(token)
             return PageState()
         choice = _choice_state(call, record)
         if choice.choose is not None:
             label = record.questions[0].options[choice.choose - 1].label
-            await gateway.answer_by_link(token, {record.questions[0].id: [label]}, choice.attempt)
+            await gateway.links.answer(token, {record.questions[0].id: [label]}, choice.attempt)
             return PageState(notice=strings("link_sent"))
         form = _form(call.raw)
         attempt = (form.get("attempt") or [""])[0][:64] or secrets.token_urlsafe(9)
         if (form.get("action") or [""])[0] == "dismiss":
-            await gateway.dismiss_by_link(token, attempt)
+            await gateway.links.dismiss(token, attempt)
             return PageState(notice=strings("link_dismissed"))
         selection = _form_selection(record, form)
         chosen = {qid: list(a.chosen) for qid, a in selection.items()}
@@ -71,9 +71,9 @@ async def answer_from_page(call: Call) -> Response:
         late = record.late_answer is not None or record.late_answer_open(gateway.clock.now_ms())
         try:
             if late:
-                await gateway.late_answer_by_link(token, answers, attempt)
+                await gateway.links.late_answer(token, answers, attempt)
             else:
-                await gateway.answer_by_link(token, answers, attempt)
+                await gateway.links.answer(token, answers, attempt)
         except ProtocolError as exc:
             if exc.code != ErrorCode.INVALID_ANSWER:
                 raise
@@ -99,7 +99,7 @@ async def _link_page(
     gateway, token = call.gateway, call.params["token"]
     guesses, now = call.state.link_guesses, gateway.clock.now_ms()
     action = LINK_PATH.format(token=token)
-    record = await gateway.prompt_of_link(token)
+    record = await gateway.links.prompt_of(token)
     status, state = 200, PageState()
     try:
         if record is None:
@@ -118,7 +118,7 @@ async def _link_page(
         else:
             state = PageState(exc.message)
     if record is not None:
-        record = await gateway.prompt_of_link(token)  # as it is now
+        record = await gateway.links.prompt_of(token)  # as it is now
         if not state.attempt:
             state.attempt = secrets.token_urlsafe(9)
     left = record.seconds_left(now) if record is not None else 0.0

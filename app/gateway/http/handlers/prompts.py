@@ -150,7 +150,7 @@ async def draft_prompt(call: Call) -> dict[str, Any]:
     paired = call.caller.device_id if call.caller is not None else None
     name = await call.auth.registry.name_of(paired) if paired is not None else body.device_name
     # The id the device gives itself (as in resolvedBy), so it knows its own draft again.
-    record = await call.gateway.draft(
+    record = await call.gateway.drafts.put(
         call.params["prompt_id"], call.person, body.answers, body.device_id or paired, name, paired
     )
     return record.to_wire()
