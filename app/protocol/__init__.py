@@ -9,38 +9,10 @@ from .answers import canonical_value, canonicalize_answers
 from .errors import ErrorCode, FieldError, ProtocolError, error_from_body
 from .models import (
     TERMINAL_STATUSES,
-    AnswerRequest,
     AskUserRequest,
-    CancelRequest,
     CreatePromptRequest,
-    DismissRequest,
-    Draft,
-    DraftRequest,
-    EngagedRequest,
-    ErrorBody,
-    Event,
-    EventsPage,
-    EventsQuery,
-    Health,
-    LateAnswer,
-    LateAnswerAckRequest,
-    LateAnswerClaimRequest,
-    LateAnswerItem,
-    LateAnswerList,
-    LateAnswerRequest,
-    LateAnswersQuery,
-    LateClaim,
-    ListQuery,
     Option,
-    PendingResult,
-    PromptList,
-    PromptRecord,
     Question,
-    ReplyRequest,
-    ResolvedBy,
-    ResultQuery,
-    RunCancelled,
-    ToolResult,
     format_time,
 )
 from .pairing import (
@@ -64,8 +36,40 @@ from .people import (
     PersonList,
     PersonRequest,
 )
+from .records import (
+    Draft,
+    ErrorBody,
+    Event,
+    EventsPage,
+    Health,
+    LateAnswer,
+    LateAnswerItem,
+    LateAnswerList,
+    LateClaim,
+    PendingResult,
+    PromptList,
+    PromptRecord,
+    ResolvedBy,
+    RunCancelled,
+    ToolResult,
+)
 from .render import render_prompt_text
 from .replies import parse_reply
+from .requests import (
+    AnswerRequest,
+    CancelRequest,
+    DismissRequest,
+    DraftRequest,
+    EngagedRequest,
+    EventsQuery,
+    LateAnswerAckRequest,
+    LateAnswerClaimRequest,
+    LateAnswerRequest,
+    LateAnswersQuery,
+    ListQuery,
+    ReplyRequest,
+    ResultQuery,
+)
 from .result import answered, no_answer, tool_result
 from .text import cut, grapheme_clusters, is_authored_other, is_rtl
 from .validation import (

@@ -4,7 +4,8 @@ notification's action, an answer link's button or a chat button."""
 
 from __future__ import annotations
 
-from .models import Option, PromptRecord
+from .models import Option
+from .records import PromptRecord
 
 
 def tappable(record: PromptRecord, option: Option) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .models import AnswersEnvelope, NoAnswerReason, PromptRecord, ToolResult
+from .models import NoAnswerReason
+from .records import AnswersEnvelope, PromptRecord, ToolResult
 
 
 def answered(answers: dict[str, list[str]]) -> ToolResult:

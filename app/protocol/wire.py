@@ -9,7 +9,7 @@ import json
 
 from pydantic import BaseModel
 
-from .models import Draft, Event, EventsPage, PendingResult, PromptList, ToolResult
+from .records import Draft, Event, EventsPage, PendingResult, PromptList, ToolResult
 
 
 class RawObject:

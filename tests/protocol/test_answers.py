@@ -7,7 +7,7 @@ from app.protocol import (
     tool_result,
     validate_prompt,
 )
-from app.protocol.models import PromptRecord
+from app.protocol.records import PromptRecord
 
 from .factories import option, prompt, question
 

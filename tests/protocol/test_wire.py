@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from app.protocol import EventsPage, PromptList, PromptRecord
-from app.protocol.models import Health
+from app.protocol.records import Health
 from app.protocol.wire import RawObject, events_page, prompt_list
 
 from .factories import question
