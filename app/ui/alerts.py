@@ -61,7 +61,7 @@ def start_system_alerts(page: ft.Page, screen: Screen, built_app: bool) -> Alert
         return None
     policy = AlertPolicy()
     notifications = LocalNotifications()
-    notifications.on_tap = lambda e: screen.open_link(e.payload)
+    notifications.on_tap = lambda e: screen.dialogs.open_link(e.payload)
 
     async def show(item: TimelineItem) -> None:
         first = item.record.questions[0]

@@ -99,7 +99,7 @@ def Notice(text: str, screen: Screen, strings: Strings) -> ft.Control:
                 ft.Text(text, size=13, expand=True),
                 ft.IconButton(
                     ft.Icon(ft.Icons.CLOSE, semantics_label=strings("close")),
-                    on_click=lambda _: screen.close_notice(),
+                    on_click=lambda _: screen.dialogs.close_notice(),
                     width=TAP,
                     height=TAP,
                 ),
@@ -183,12 +183,12 @@ def app_bar(state: ScreenState, screen: Screen, strings: Strings) -> ft.AppBar:
         icon_button(
             ft.Icons.DELETE_SWEEP_OUTLINED,
             strings("clear_history"),
-            lambda _: screen.open_dialog("clear"),
+            lambda _: screen.dialogs.open("clear"),
         ),
         icon_button(
             ft.Icons.SETTINGS_OUTLINED,
             strings("settings"),
-            lambda _: screen.open_dialog("settings"),
+            lambda _: screen.dialogs.open("settings"),
         ),
     ]
     return ft.AppBar(title=ft.Text(strings("app_title")), actions=actions, rtl=strings.rtl)

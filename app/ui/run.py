@@ -94,8 +94,8 @@ async def main(page: ft.Page) -> None:
     page.render_views(App, screen, screen.state)
     # A link the app was opened by (askuser://… in a built app, the page route on the web),
     # now and while it runs.
-    screen.open_link(page.route)
-    page.on_route_change = lambda e: screen.open_link(e.route)
+    screen.dialogs.open_link(page.route)
+    page.on_route_change = lambda e: screen.dialogs.open_link(e.route)
     start_system_alerts(page, screen, _environment.built_app)
     ticker = page.run_task(_tick_forever, screen)
 

@@ -15,30 +15,23 @@ from app.device import (
     Connection,
     DeviceCore,
     DisplayStatus,
-    PairingError,
-    Settings,
     TimelineItem,
 )
 from app.device.preferences import AUTO, STEPPER, Preferences
 from app.device.store import created_key
-from app.protocol import PairLink, PromptLink, ProtocolError, normalize_code, parse_link
-from app.protocol.pairing import url_problem
+from app.protocol import ProtocolError
 from app.protocol.selection import CardAnswers
 from app.protocol.stops import QUESTION
 from app.protocol.strings import Strings
 
-from .state import HISTORY_SHOWN, AppOptions, Clock, DraftedElsewhere, ScreenState, SettingsDraft
+from .dialogs import Dialogs
+from .state import HISTORY_SHOWN, AppOptions, Clock, DraftedElsewhere, ScreenState
 
 HISTORY_PAGE = 100  # summaries read from the store at first
 OLDER_STEP = 24  # summaries more drawn by each "Show older"
 UNDO_SECONDS = 5.0
 WIDE_WINDOW = 600  # px: a narrower browser window is a phone's, where cards read best
 NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
-_LAST_PAIR_LINK = "last_pair_link"
-
-
-def _link_key(link: PairLink) -> str:
-    return f"{link.gateway_url.rstrip('/')} {normalize_code(link.code)}"
 
 
 @dataclass(frozen=True)
@@ -140,14 +133,14 @@ class Screen:
         self._waiting: dict[str, str] = {}
         self._activity: dict[str, str] = {}  # session → when it last asked (its order)
         self._older_read = 0  # summaries read beyond the first page, for "Show older"
-        self._paired_notice = ""  # the "Paired with …" line, while it is the one shown
+        self.paired_notice = ""  # the "Paired with …" line, while it is the one shown
         self._sent: set[str] = set()  # prompts this screen answered or dismissed
         self._drafts_seen: dict[str, int] = {}  # prompt id → the newest draft it has taken
         # Told of questions that arrive while this screen is up (system notifications).
         self.on_arrival: Callable[[list[TimelineItem]], None] = lambda items: None
         self.clock = Clock(core.clock.now_ms())
         chosen = Preferences.load(core.store)
-        self._layout = chosen.web_layout  # in a browser; the apps always stack the questions
+        self.layout = chosen.web_layout  # in a browser; the apps always stack the questions
         self.state = ScreenState(
             language=chosen.language,
             one_tap=chosen.one_tap,
@@ -155,6 +148,7 @@ class Screen:
             options=options,
             web=web,
         )
+        self.dialogs = Dialogs(self)  # pairing, links and Settings
         self._unsubscribe = core.subscribe(self._core_changed, owner=self)
         self.reload()
 
@@ -166,7 +160,7 @@ class Screen:
         """The docked stepper: in a browser whose window is wide, or where the person chose
         it; a phone-sized window stacks the cards, as the phone app does (#53)."""
         wide = width >= WIDE_WINDOW
-        return self.web and (self._layout == STEPPER or (self._layout == AUTO and wide))
+        return self.web and (self.layout == STEPPER or (self.layout == AUTO and wide))
 
     # ---- from the core -----------------------------------------------------------------
 
@@ -208,7 +202,7 @@ class Screen:
         # Tabs of one web app are one device: a language saved in one reaches the others.
         chosen = Preferences.load(core.store)
         state.language, state.one_tap = chosen.language, chosen.one_tap
-        self._layout = chosen.web_layout
+        self.layout = chosen.web_layout
         state.stepper = self._uses_stepper(state.width)
         self._settle([i for i in items if i.is_open], history, arrived, resolved=history)
 
@@ -367,11 +361,11 @@ class Screen:
         if state.connection == connection:
             return
         state.connection = connection
-        if state.notice == self._paired_notice and connection.kind not in (
+        if state.notice == self.paired_notice and connection.kind not in (
             Connection.CONNECTED,
             Connection.CONNECTING,
         ):
-            state.notice = self._paired_notice = ""
+            state.notice = self.paired_notice = ""
 
     # ---- a card ------------------------------------------------------------------------
 
@@ -599,57 +593,6 @@ class Screen:
 
     # ---- the rest of the screen --------------------------------------------------------
 
-    # ---- links and pairing -------------------------------------------------------------
-
-    def open_link(self, route: str | None) -> bool:
-        """A link the app was opened with (`askuser://…`, or the web app's page route): a
-        pairing link asks before it pairs; a prompt link shows that card. True if it was one."""
-        link = parse_link(route or "")
-        if isinstance(link, PairLink):
-            if self.core.store.get_meta(_LAST_PAIR_LINK) == _link_key(link):
-                return True  # this link already paired this app (e.g. the page was reloaded)
-            self.state.pair_offer = link
-            self.state.pair_error = ""
-            self.open_dialog("pair")
-            return True
-        if isinstance(link, PromptLink):
-            self.state.awaiting_link = link.prompt_id
-            self.state.session = None  # the linked card may be in any session
-            self.reload()
-            return True
-        return False
-
-    async def pair(self, link_or_url: str, code: str = "") -> bool:
-        """Pair from a link, or from a gateway URL and a code; the outcome lands in the state."""
-        link = parse_link(link_or_url)
-        url, code = (
-            (link.gateway_url, link.code)
-            if isinstance(link, PairLink)
-            else (
-                link_or_url.strip(),
-                code,
-            )
-        )
-        state = self.state
-        state.pair_busy, state.pair_error = True, ""
-        try:
-            await self.core.pair(url, code)
-        except PairingError as exc:
-            state.pair_error = self.strings(
-                f"pair_failed_{exc.kind}", url=url or "?", detail=exc.detail
-            )
-            return False
-        finally:
-            state.pair_busy = False
-        self.core.store.set_meta(_LAST_PAIR_LINK, _link_key(PairLink(url, code)))
-        state.pair_offer = None
-        state.notice = self._paired_notice = self.strings("paired", url=url)
-        state.dialog = None
-        return True
-
-    def close_notice(self) -> None:
-        self.state.notice = ""
-
     @property
     def _history_limit(self) -> int:
         """Summaries read from the store: the first page, and more once older were asked for."""
@@ -667,60 +610,6 @@ class Screen:
         self.state.session = session
         self.state.history_shown = HISTORY_SHOWN
         self.reload()
-
-    def open_dialog(self, name: str | None) -> None:
-        """A dialog takes the keys; after it, shortcuts wait until the person chooses from a
-        card again (an Enter that closed the dialog must not submit a card)."""
-        if name is None:
-            self.state.pair_offer = None
-        if name == "settings":
-            current = self.core.settings
-            self.state.draft = SettingsDraft(
-                current.gateway_url,
-                current.token,
-                current.device_name,
-                self.state.language,
-                self.state.one_tap,
-                self._layout,
-            )
-        self.state.pair_error = self.state.settings_error = ""
-        self.state.dialog = name
-        self.state.typing = False
-        self.state.active_card = None
-
-    def save_settings(self) -> bool:
-        """Save the dialog's draft and reconnect; a gateway URL that cannot be one is refused,
-        saying why, and nothing changes (an empty one is allowed: no gateway yet)."""
-        draft = self.state.draft
-        url, token, name, language = (
-            draft.gateway_url,
-            draft.token,
-            draft.device_name,
-            draft.language,
-        )
-        problem = url_problem(url) if url.strip() else None
-        if problem is not None:
-            self.state.settings_error = self.strings(problem, url=url.strip())
-            return False
-        self.state.settings_error = ""
-        if self.state.notice == self._paired_notice:
-            self.state.notice = self._paired_notice = ""
-        held = Preferences.load(self.core.store)
-        chosen = Preferences(
-            language=language,
-            one_tap=draft.one_tap,
-            web_layout=draft.layout if self.web else held.web_layout,
-        )
-        chosen.save(self.core.store)  # before configure: its change reloads every tab
-        self.state.language, self.state.one_tap = chosen.language, chosen.one_tap
-        self._layout = chosen.web_layout
-        self.state.stepper = self._uses_stepper(self.state.width)
-        self.core.configure(
-            Settings(gateway_url=url.strip(), token=token.strip(), device_name=name.strip())
-        )
-        self.state.dialog = None
-        self._connection_changed()
-        return True
 
     def clear_history(self) -> None:
         self.core.clear_history(self.state.session)

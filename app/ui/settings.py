@@ -83,7 +83,7 @@ def PairForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Control
     code, set_code = ft.use_state("")
 
     async def pair(_: ft.Event[Any] | None = None) -> None:
-        await screen.pair(link, code)
+        await screen.dialogs.pair(link, code)
 
     pasted_link = parse_link(link) is not None
     return ft.Column(
@@ -175,7 +175,7 @@ def SettingsForm(screen: Screen, state: ScreenState, strings: Strings) -> ft.Con
             value,
             partial(setattr, draft, name),
             label=label,
-            on_submit=lambda _: screen.save_settings(),
+            on_submit=lambda _: screen.dialogs.save_settings(),
             **kw,
         )
 
@@ -242,11 +242,13 @@ def settings_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
         content=SettingsForm(screen, screen.state, strings),
         actions=[
             ft.TextButton(
-                strings("cancel"), on_click=lambda _: screen.open_dialog(None), height=TAP
+                strings("cancel"), on_click=lambda _: screen.dialogs.open(None), height=TAP
             ),
-            ft.FilledButton(strings("save"), on_click=lambda _: screen.save_settings(), height=TAP),
+            ft.FilledButton(
+                strings("save"), on_click=lambda _: screen.dialogs.save_settings(), height=TAP
+            ),
         ],
-        on_dismiss=lambda _: screen.open_dialog(None),
+        on_dismiss=lambda _: screen.dialogs.open(None),
     )
 
 
@@ -263,7 +265,7 @@ def pair_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
 
     async def pair(_: ft.Event[Any]) -> None:
         if offer is not None:
-            await screen.pair(url, offer.code)
+            await screen.dialogs.pair(url, offer.code)
 
     return ft.AlertDialog(
         rtl=strings.rtl,
@@ -271,11 +273,11 @@ def pair_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
         content=ft.Column(lines, tight=True, spacing=10, width=400),
         actions=[
             ft.TextButton(
-                strings("cancel"), on_click=lambda _: screen.open_dialog(None), height=TAP
+                strings("cancel"), on_click=lambda _: screen.dialogs.open(None), height=TAP
             ),
             ft.FilledButton(strings("pair"), on_click=pair, disabled=state.pair_busy, height=TAP),
         ],
-        on_dismiss=lambda _: screen.open_dialog(None),
+        on_dismiss=lambda _: screen.dialogs.open(None),
     )
 
 
@@ -286,11 +288,11 @@ def clear_history_dialog(screen: Screen, strings: Strings) -> ft.AlertDialog:
         content=ft.Text(strings("clear_history_confirm")),
         actions=[
             ft.TextButton(
-                strings("cancel"), on_click=lambda _: screen.open_dialog(None), height=TAP
+                strings("cancel"), on_click=lambda _: screen.dialogs.open(None), height=TAP
             ),
             ft.FilledButton(
                 strings("clear"), on_click=lambda _: screen.clear_history(), height=TAP
             ),
         ],
-        on_dismiss=lambda _: screen.open_dialog(None),
+        on_dismiss=lambda _: screen.dialogs.open(None),
     )

@@ -165,3 +165,28 @@ def test_codex_tui_plan_mode_question_is_answered_on_the_phone(
         assert '{\\"rollout\\": {\\"answers\\": [\\"All at once\\"]}}' in output, output
     finally:
         models.close()
+
+
+@pytest.mark.timeout(300)
+def test_codex_killed_while_its_approval_waits_takes_the_card_off_the_phone(
+    gateway, project, tmp_path, terminals
+):
+    """`kill -9` of Codex itself, its hook waiting on the phone: no signal reaches the hook,
+    yet the card leaves the phone (the hook's output has no reader any more)."""
+    command = {
+        "cmd": f"echo shipped > {tmp_path / OUTSIDE}",
+        "sandbox_permissions": "require_escalated",
+        "justification": "Write the release notes next to the project",
+    }
+    models = ScriptedModels(call=("exec_command", command))
+    try:
+        terminal = _codex_tui(tmp_path, gateway, models, project, terminals)
+        prompt = _request(terminal, gateway, "Write the release notes")
+        terminal.wait_for(lambda s: WAITING in s)
+        terminal.kill()
+        wait_until(lambda: not terminal.alive(), 10, 0.1)
+        [cancelled] = wait_until(lambda: _prompts(gateway, "cancelled"), 15, 0.2)
+        assert cancelled["id"] == prompt["id"]
+        assert not (tmp_path / OUTSIDE).exists()
+    finally:
+        models.close()

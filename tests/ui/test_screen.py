@@ -165,7 +165,7 @@ def test_a_dozen_summaries_are_drawn_and_show_older_draws_and_reads_more(screen,
 
 def test_a_link_to_an_old_summary_draws_down_to_it(screen):
     add(screen, *[record(f"pr_{n:03d}", n, status="dismissed") for n in range(40)])
-    assert screen.open_link("/prompt/pr_005")
+    assert screen.dialogs.open_link("/prompt/pr_005")
     assert screen.state.linked == "pr_005"
     at = [i.id for i in screen.state.history].index("pr_005")
     assert at >= HISTORY_SHOWN and screen.state.history_shown == at + 1
@@ -369,11 +369,11 @@ def test_keys_do_nothing_on_a_page_nobody_touched(screen):
 def test_keys_never_act_while_a_dialog_or_a_text_field_has_focus(screen):
     add(screen, record("pr_a", 1, questions=[SINGLE, MULTI]))  # no one-tap answer
     screen.tap_option("pr_a", "target", "Staging (Recommended)")
-    screen.open_dialog("settings")
+    screen.dialogs.open("settings")
     for key in "MacBook 2":
         screen.key(key)
     assert not screen.key("Enter")
-    screen.open_dialog(None)
+    screen.dialogs.open(None)
     assert not screen.key("Enter")  # the Enter that closed the dialog submits nothing
     screen.tap_option("pr_a", "target", "Staging (Recommended)")
     screen.set_typing(True)
@@ -443,21 +443,21 @@ def test_persian_text_isolates_each_command_path_and_url_in_its_own_direction():
 
 def test_a_pairing_link_asks_first_and_a_link_already_used_here_is_ignored(screen):
     route = "/pair?url=http%3A%2F%2F192.168.1.20%3A8765&code=k7qf2m9x"
-    assert screen.open_link(route)
+    assert screen.dialogs.open_link(route)
     assert screen.state.dialog == "pair"
     assert screen.state.pair_offer.gateway_url == "http://192.168.1.20:8765"
     assert screen.state.pair_offer.code == "K7QF-2M9X"
-    screen.open_dialog(None)  # Cancel
+    screen.dialogs.open(None)  # Cancel
     assert screen.state.pair_offer is None
     screen.core.store.set_meta("last_pair_link", "http://192.168.1.20:8765 K7QF-2M9X")
-    assert screen.open_link("askuser://pair?url=http://192.168.1.20:8765&code=K7QF-2M9X")
+    assert screen.dialogs.open_link("askuser://pair?url=http://192.168.1.20:8765&code=K7QF-2M9X")
     assert screen.state.dialog is None  # a reload of the page that paired: nothing to ask
 
 
 def test_a_prompt_link_chooses_that_card_in_any_session(screen):
     add(screen, record("pr_a", 1, session="one"), record("pr_b", 2, session="two"))
     screen.set_session("two")
-    assert screen.open_link("askuser://prompt/pr_a")
+    assert screen.dialogs.open_link("askuser://prompt/pr_a")
     state = screen.state
     assert state.session is None and state.linked == "pr_a" and state.active_card == "pr_a"
     assert state.linked_request == 1 and state.awaiting_link is None
@@ -467,23 +467,23 @@ def test_a_prompt_link_chooses_that_card_in_any_session(screen):
 def test_a_prompt_link_waits_for_its_prompt_then_says_when_it_is_not_here(screen):
     from app.device import Connection, ConnectionState
 
-    assert screen.open_link("/prompt/pr_later")
+    assert screen.dialogs.open_link("/prompt/pr_later")
     assert screen.state.awaiting_link == "pr_later" and screen.state.notice == ""
     add(screen, record("pr_later", 5))  # it arrives with the next sync
     assert screen.state.linked == "pr_later" and screen.state.active_card == "pr_later"
 
-    screen.open_link("/prompt/pr_never")
+    screen.dialogs.open_link("/prompt/pr_never")
     screen.core.connection = ConnectionState(Connection.CONNECTED)  # synced, and not there
     screen.reload()
     assert screen.state.awaiting_link is None
     assert screen.state.notice.startswith("That question is not on this device")
-    screen.close_notice()
+    screen.dialogs.close_notice()
     assert screen.state.notice == ""
 
 
 def test_a_route_that_is_no_link_changes_nothing(screen):
-    assert not screen.open_link("/")
-    assert not screen.open_link(None)
+    assert not screen.dialogs.open_link("/")
+    assert not screen.dialogs.open_link(None)
     assert screen.state.dialog is None and screen.state.awaiting_link is None
 
 
@@ -491,7 +491,7 @@ def test_a_card_opened_by_a_link_stays_in_front_when_others_arrive(screen):
     arrivals = []
     screen.on_arrival = arrivals.append
     add(screen, record("pr_a", 1))
-    assert screen.open_link("askuser://prompt/pr_a")
+    assert screen.dialogs.open_link("askuser://prompt/pr_a")
     before, shown = screen.state.scroll_to_top, screen.state.linked_request
     add(screen, record("pr_b", 2))  # a new question, while the linked card still waits
     assert screen.state.scroll_to_top == before  # no jump away from the card the person opened
@@ -514,15 +514,15 @@ def test_a_card_opened_by_a_link_stays_in_front_when_others_arrive(screen):
     ],
 )
 def test_save_refuses_a_gateway_url_that_cannot_be_one_and_says_why(screen, url, says):
-    screen.open_dialog("settings")
+    screen.dialogs.open("settings")
     screen.state.draft.gateway_url = url
     screen.state.draft.token = "device-token-for-tests"
-    assert not screen.save_settings()
+    assert not screen.dialogs.save_settings()
     assert says in screen.state.settings_error and url in screen.state.settings_error
     assert screen.state.dialog == "settings"  # still open, to mend it
     assert screen.core.settings.gateway_url == ""  # nothing saved
     screen.state.draft.gateway_url = "http://127.0.0.1:18999/"
-    assert screen.save_settings()
+    assert screen.dialogs.save_settings()
     assert screen.state.settings_error == "" and screen.state.dialog is None
     assert screen.core.settings.gateway_url == "http://127.0.0.1:18999/"
     assert screen.state.gateway_url == "http://127.0.0.1:18999/"
@@ -532,9 +532,9 @@ def test_the_offline_line_names_the_gateway_that_does_not_answer(screen):
     from app.device import Connection, ConnectionState
     from app.ui.chrome import connection_text
 
-    screen.open_dialog("settings")
+    screen.dialogs.open("settings")
     screen.state.draft.gateway_url = "http://10.0.0.7:8765"
-    screen.save_settings()
+    screen.dialogs.save_settings()
     screen.core.connection = ConnectionState(Connection.RECONNECTING)
     screen.tick()
     text = connection_text(screen.state.connection, Strings(), screen.state.gateway_url)
@@ -544,7 +544,7 @@ def test_the_offline_line_names_the_gateway_that_does_not_answer(screen):
 def test_a_paired_line_goes_once_the_connection_is_lost_or_settings_change(screen):
     from app.device import Connection, ConnectionState
 
-    screen.state.notice = screen._paired_notice = "Paired with http://10.0.0.7:8765."
+    screen.state.notice = screen.paired_notice = "Paired with http://10.0.0.7:8765."
     screen.core.connection = ConnectionState(Connection.CONNECTED)
     screen.tick()
     assert screen.state.notice  # connected: it stays
@@ -643,9 +643,9 @@ def test_choices_in_one_window_show_in_the_others_marked_not_sent(screen):
 def test_a_language_saved_in_one_tab_reaches_the_others(screen):
     other = Screen(screen.core, monotonic=screen.time)  # a second tab: the same device core
     try:
-        screen.open_dialog("settings")
+        screen.dialogs.open("settings")
         screen.state.draft.language = "fa"
-        assert screen.save_settings()
+        assert screen.dialogs.save_settings()
         assert screen.state.language == "fa" and other.state.language == "fa"
     finally:
         other.close()
@@ -705,9 +705,9 @@ def test_a_permission_is_never_decided_by_one_tap_only_by_submit(screen):
 
 
 def test_one_tap_is_a_setting_kept_by_the_device(screen):
-    screen.open_dialog("settings")
+    screen.dialogs.open("settings")
     screen.state.draft.one_tap = False
-    assert screen.save_settings()
+    assert screen.dialogs.save_settings()
     add(screen, record("pr_a", 1))
     screen.set_option("pr_a", "target", "Production", True)
     assert screen.state.undo == {}
@@ -743,33 +743,33 @@ def test_a_browser_docks_the_stepper_when_wide_and_stacks_cards_at_phone_width(s
 
 
 def test_the_layout_is_a_setting_of_the_device_that_overrides_the_window(screen, tab):
-    tab.open_dialog("settings")
+    tab.dialogs.open("settings")
     assert tab.state.draft.layout == AUTO
     tab.state.draft.layout = CARDS
-    assert tab.save_settings()
+    assert tab.dialogs.save_settings()
     assert tab.state.stepper is False  # wide, but cards were chosen
     assert Preferences.load(screen.core.store).web_layout == CARDS
     again = Screen(screen.core, web=True)  # another tab, or the next start
     try:
         again.set_size(1440, 900)
         assert again.state.stepper is False
-        again.open_dialog("settings")
+        again.dialogs.open("settings")
         again.state.draft.layout = STEPPER
-        assert again.save_settings()
+        assert again.dialogs.save_settings()
         again.set_size(320, 568)  # chosen: the stepper even on a phone
         assert again.state.stepper is True
     finally:
         again.close()
-    screen.open_dialog("settings")  # the app's own Settings never write the browser's layout
+    screen.dialogs.open("settings")  # the app's own Settings never write the browser's layout
     screen.state.draft.layout = CARDS
-    assert screen.save_settings()
+    assert screen.dialogs.save_settings()
     assert Preferences.load(screen.core.store).web_layout == STEPPER
 
 
 def test_the_stepper_shows_the_oldest_waiting_prompt_or_the_one_a_link_opened(tab):
     add(tab, record("pr_old", 1), record("pr_new", 5), record("pr_mid", 3))
     assert docked(tab.state).id == "pr_old"
-    tab.open_link("askuser://prompt/pr_mid")
+    tab.dialogs.open_link("askuser://prompt/pr_mid")
     assert docked(tab.state).id == "pr_mid"
     tab.state.stepper = False
     assert docked(tab.state) is None
