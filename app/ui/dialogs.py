@@ -4,17 +4,35 @@ what saving them changes. A part of `Screen` (`screen.dialogs`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from app.device import PairingError, Settings
-from app.device.preferences import Preferences
+from app.device import DeviceCore, PairingError, Settings
+from app.device.preferences import Preferences, WebLayout
 from app.protocol import PairLink, PromptLink, normalize_code, parse_link
 from app.protocol.pairing import url_problem
+from app.protocol.strings import Strings
 
-from .state import SettingsDraft
+from .state import ScreenState, SettingsDraft
 
-if TYPE_CHECKING:
-    from .screen import Screen
+
+class Screen(Protocol):
+    """What the dialogs need of their screen (`screen.Screen`)."""
+
+    core: DeviceCore
+    state: ScreenState
+    web: bool
+    layout: WebLayout
+    paired_notice: str
+
+    @property
+    def strings(self) -> Strings: ...
+
+    def reload(self) -> None: ...
+
+    def _connection_changed(self) -> None: ...
+
+    def _uses_stepper(self, width: float) -> bool: ...
+
 
 _LAST_PAIR_LINK = "last_pair_link"
 

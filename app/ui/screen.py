@@ -7,14 +7,11 @@ import contextlib
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
 
 from app.device import (
     Change,
     Connection,
     DeviceCore,
-    DisplayStatus,
     TimelineItem,
 )
 from app.device.preferences import AUTO, STEPPER, Preferences
@@ -25,86 +22,20 @@ from app.protocol.stops import QUESTION
 from app.protocol.strings import Strings
 
 from .dialogs import Dialogs
+from .rules import (
+    docked,
+    insert_in_order,
+    newest_created,
+    newest_resolved,
+    shortcut,
+    waits_in_store,
+)
 from .state import HISTORY_SHOWN, AppOptions, Clock, DraftedElsewhere, ScreenState
 
 HISTORY_PAGE = 100  # summaries read from the store at first
 OLDER_STEP = 24  # summaries more drawn by each "Show older"
 UNDO_SECONDS = 5.0
 WIDE_WINDOW = 600  # px: a narrower browser window is a phone's, where cards read best
-NUMBER_KEYS = {"1": 1, "2": 2, "3": 3, "4": 4}
-
-
-@dataclass(frozen=True)
-class Shortcut:
-    """What a key press does: `kind` is "number", "submit", "dismiss" or "send" (a one-tap
-    answer waiting for its Undo time, sent now)."""
-
-    prompt_id: str
-    kind: str
-    number: int = 0
-
-
-def _newest_created(item: TimelineItem) -> tuple[datetime, str]:
-    """Waiting cards are ordered by when they were asked (newest first)."""
-    return (item.record.created_at, item.id)
-
-
-def _newest_resolved(item: TimelineItem) -> tuple[datetime, str]:
-    """Summaries are ordered by when they were resolved (newest first)."""
-    return (item.record.resolved_at or item.record.created_at, item.id)
-
-
-def _insert(
-    items: list[TimelineItem],
-    item: TimelineItem,
-    order: Callable[[TimelineItem], tuple[datetime, str]],
-) -> None:
-    """Put `item` in its place in `items`, which is newest first by `order`."""
-    key = order(item)
-    at = next((n for n, other in enumerate(items) if order(other) < key), len(items))
-    items.insert(at, item)
-
-
-def _waits(item: TimelineItem) -> bool:
-    """Waiting in the store (sent by this device or not): what counts as pending."""
-    return item.record.is_pending and item.status != DisplayStatus.UNAVAILABLE
-
-
-def docked(state: ScreenState) -> TimelineItem | None:
-    """The prompt the browser's stepper shows: the one the person picked from those waiting,
-    or a link opened, while it waits; else the oldest (the rest wait their turn in order)."""
-    if not state.stepper or not state.waiting:
-        return None
-    for wanted in (state.docked_choice, state.linked):
-        if chosen := next((i for i in state.waiting if i.id == wanted), None):
-            return chosen
-    return state.waiting[-1]
-
-
-def one_tap_answer(state: ScreenState, prompt_id: str) -> str | None:
-    """What a prompt answered by one tap will send, while its Undo lasts (None: dismissed)."""
-    if prompt_id not in state.answering:
-        return None
-    return ", ".join(v for vs in state.selections[prompt_id].answers().values() for v in vs)
-
-
-def shortcut(state: ScreenState, key: str, modifiers: bool) -> Shortcut | None:
-    """A key acts only on the card the person chose from or focused, never while a dialog or a
-    text field has focus, and never on a page nobody has touched."""
-    if modifiers or state.dialog or state.typing:
-        return None
-    card = state.active_card
-    if card is None or all(i.id != card for i in state.waiting):
-        return None
-    if card in state.undo:  # answered by one tap, in its Undo time: Enter sends it now (#44)
-        return Shortcut(card, "send") if key == "Enter" and card in state.answering else None
-    if key in NUMBER_KEYS:
-        return Shortcut(card, "number", NUMBER_KEYS[key])
-    if key == "Enter":
-        return Shortcut(card, "submit")
-    if key == "Escape":
-        return Shortcut(card, "dismiss")
-    return None
 
 
 class Screen:
@@ -193,9 +124,9 @@ class Screen:
             by_id[item.id] = item
         for item in core.waiting(session_key=state.session):
             by_id[item.id] = item
-        items = sorted(by_id.values(), key=_newest_created, reverse=True)
-        history = sorted((i for i in items if not i.is_open), key=_newest_resolved, reverse=True)
-        everywhere = core.waiting() if state.session else [i for i in items if _waits(i)]
+        items = sorted(by_id.values(), key=newest_created, reverse=True)
+        history = sorted((i for i in items if not i.is_open), key=newest_resolved, reverse=True)
+        everywhere = core.waiting() if state.session else [i for i in items if waits_in_store(i)]
         arrived = [i for i in everywhere if i.id not in self._waiting]
         self._waiting = {i.id: i.record.session_key for i in everywhere}
         self._activity = core.store.session_activity()
@@ -222,7 +153,7 @@ class Screen:
                 continue
             session, created = item.record.session_key, created_key(item.record)
             self._activity[session] = max(self._activity.get(session, ""), created)
-            if _waits(item):
+            if waits_in_store(item):
                 if prompt_id not in self._waiting:
                     arrived.append(item)
                 self._waiting[prompt_id] = item.record.session_key
@@ -231,9 +162,9 @@ class Screen:
             if state.session is not None and item.record.session_key != state.session:
                 continue
             if item.is_open:
-                _insert(waiting, item, _newest_created)
+                insert_in_order(waiting, item, newest_created)
             else:
-                _insert(history, item, _newest_resolved)
+                insert_in_order(history, item, newest_resolved)
                 resolved.append(item)
         self._settle(
             waiting, history[: max(self._history_limit, len(state.history))], arrived, resolved

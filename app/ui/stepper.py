@@ -28,7 +28,8 @@ from .card import (
     submit_button,
 )
 from .chrome import icon_button
-from .screen import Screen, docked, one_tap_answer
+from .rules import docked, one_tap_answer
+from .screen import Screen
 from .state import DraftedElsewhere, ScreenState
 from .stop_view import StopBlock
 from .theme import TAP

@@ -15,7 +15,8 @@ from app.device import TimelineItem
 from app.protocol.strings import Strings
 
 from .card import PromptCard, UndoRow
-from .screen import Screen, one_tap_answer
+from .rules import one_tap_answer
+from .screen import Screen
 from .state import ScreenState, scroll_key
 from .summary import SummaryTile
 from .theme import TAP

@@ -14,14 +14,8 @@ from app.protocol import PromptRecord, Question
 from app.protocol.selection import CardAnswers, QuestionAnswer
 from app.protocol.strings import Strings
 from app.protocol.text import shown_label
-from app.ui.screen import (
-    OLDER_STEP,
-    UNDO_SECONDS,
-    WIDE_WINDOW,
-    Screen,
-    docked,
-    shortcut,
-)
+from app.ui.rules import docked, shortcut
+from app.ui.screen import OLDER_STEP, UNDO_SECONDS, WIDE_WINDOW, Screen
 from app.ui.state import HISTORY_SHOWN
 from app.ui.summary import shorten, summary_lines
 
