@@ -8,7 +8,12 @@ An in-page detector is installed before the app's own scripts:
 - **text**: the text appears in Flutter's semantics tree (a MutationObserver), what a screen
   reader reads and what is drawn in the same frame;
 - **frame**: the frame that shows it is done (requestAnimationFrame, then a MessageChannel
-  task: the first moment after that frame's work).
+  task: the first moment after that frame's work);
+- **canvas**: its pixels reach the canvas (#53). The skwasm renderer records the frame's
+  pictures on the page and posts them to its worker (`renderPictures`, with a callback id);
+  the worker rasterizes them and answers `onRenderComplete` with the same id, whose bitmaps the
+  page then puts on the canvas (`transferFromImageBitmap`). The frame that shows the text posts
+  the last `renderPictures` before the text appears; its pair's transfer is the moment.
 
 The page's `performance.now()` is put on this process's monotonic clock by the fastest of many
 round trips (its half is the error, reported). The create is written on an open keep-alive
@@ -23,6 +28,7 @@ one, alternating question by question, and reports each figure as a ratio to it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 import time
@@ -33,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from app.device import LocalStore
 from app.device.environment import STORE_FILE
@@ -44,7 +51,8 @@ from .harness import AGENT_TOKEN, DEVICE_TOKEN, GatewayProcess, RawHttp, emit
 
 DETECTOR = """
 (() => {
-  const d = (window.__askBench = { marker: null, wire: null, text: null, frame: null });
+  const d = (window.__askBench = {
+    marker: null, wire: null, text: null, frame: null, canvas: null });
   const has = (text) => d.marker !== null && !!text && text.indexOf(d.marker) >= 0;
   // Flutter updates its semantics inside the frame's own requestAnimationFrame callback: a
   // MessageChannel task posted then runs once that frame's work (layout, paint, its commit to
@@ -71,7 +79,36 @@ DETECTOR = """
   // Whether the text is anywhere in the semantics tree (the card has left when it is not).
   d.present = (m) => [...document.querySelectorAll("flt-semantics")].some(
     (n) => (n.getAttribute("aria-label") || "").includes(m) || n.textContent.includes(m));
-  d.found = () => { d.text = performance.now(); frameDone(); };
+  // skwasm's messages with its worker (keys as the pinned Flutter build minifies them: `l` the
+  // message's name, `h` its callback id): the text's frame is the last render posted before it.
+  let lastRender = null, textRender = null, rendered = null;
+  const nativePost = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (message, ...rest) {
+    if (message && message.l === "renderPictures") lastRender = message.h;
+    return nativePost.call(this, message, ...rest);
+  };
+  const NativeWorker = window.Worker;
+  window.Worker = class extends NativeWorker {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        const message = event.data;
+        if (message && message.l === "onRenderComplete" && textRender !== null
+            && message.h === textRender && d.canvas === null) rendered = performance.now();
+      });
+    }
+  };
+  if (window.ImageBitmapRenderingContext) {
+    const proto = ImageBitmapRenderingContext.prototype;
+    const nativeTransfer = proto.transferFromImageBitmap;
+    proto.transferFromImageBitmap = function (bitmap) {
+      const result = nativeTransfer.call(this, bitmap);
+      if (rendered !== null && d.canvas === null) d.canvas = performance.now();
+      return result;
+    };
+  }
+  d.arm = () => { lastRender = textRender = rendered = null; };
+  d.found = () => { d.text = performance.now(); textRender = lastRender; frameDone(); };
   const look = (node) => {
     if (node.nodeType === 1) {
       return has(node.getAttribute("aria-label")) || has(node.textContent);
@@ -110,8 +147,10 @@ DETECTOR = """
 })();
 """
 
-ARM = "m => { const d = window.__askBench; d.marker = m; d.wire = d.text = d.frame = null; }"
-READ = "() => { const d = window.__askBench; return [d.wire, d.text, d.frame]; }"
+ARM = """m => { const d = window.__askBench; d.marker = m; d.arm();
+  d.wire = d.text = d.frame = d.canvas = null; }"""
+READ = "() => { const d = window.__askBench; return [d.wire, d.text, d.frame, d.canvas]; }"
+CANVAS_WAIT_MS = 2000  # a renderer without a worker (CanvasKit, say) puts nothing to pair
 # The detector's floor: the page itself adds a node with the marker in a frame, as Flutter
 # does; the observer's delay, and to that frame's end.
 FLOOR = """m => new Promise((done) => {
@@ -184,7 +223,7 @@ class _Screen:
         self.page: Page | None = None
         self.offset = 0.0  # monotonic s = performance.now() / 1000 + offset
         self.error_ms = 0.0
-        self.samples: dict[str, list[float]] = {"wire": [], "text": [], "frame": []}
+        self.samples: dict[str, list[float]] = {"wire": [], "text": [], "frame": [], "canvas": []}
 
     async def _load(self, browser: Browser, device: str, url: str) -> Page:
         context = await browser.new_context(**DEVICES[device])
@@ -225,8 +264,12 @@ class _Screen:
         await self.page.wait_for_function(
             "() => window.__askBench.frame !== null", timeout=30_000, polling=20
         )
-        wire, text, frame = await self.page.evaluate(READ)
-        for name, at in (("wire", wire), ("text", text), ("frame", frame)):
+        with contextlib.suppress(PlaywrightTimeout):  # not every renderer has a worker
+            await self.page.wait_for_function(
+                "() => window.__askBench.canvas !== null", timeout=CANVAS_WAIT_MS, polling=10
+            )
+        wire, text, frame, canvas = await self.page.evaluate(READ)
+        for name, at in (("wire", wire), ("text", text), ("frame", frame), ("canvas", canvas)):
             if at is not None:
                 self.samples[name].append(at / 1000 + self.offset - t0)
         await self._answer(asked, marker)
@@ -427,6 +470,7 @@ async def _run(
                 "create_to_wire_ms": _stats(screen.samples["wire"]),
                 "create_to_text_ms": _stats(screen.samples["text"]),
                 "create_to_frame_ms": _stats(screen.samples["frame"]),
+                "create_to_canvas_ms": _stats(screen.samples["canvas"]),
             }
         ours = screens[0]
         for other in screens[1:]:  # ours / theirs, each figure's p50 and p90
