@@ -13,7 +13,7 @@ An in-page detector is installed before the app's own scripts:
   pictures on the page and posts them to its worker (`renderPictures`, with a callback id);
   the worker rasterizes them and answers `onRenderComplete` with the same id, whose bitmaps the
   page then puts on the canvas (`transferFromImageBitmap`). The frame that shows the text posts
-  the last `renderPictures` before the text appears; its pair's transfer is the moment.
+  the last `renderPictures` by its end; the transfer after its pair is the moment.
 
 The page's `performance.now()` is put on this process's monotonic clock by the fastest of many
 round trips (its half is the error, reported). The create is written on an open keep-alive
@@ -72,7 +72,7 @@ DETECTOR = """
   });
   const afterTask = () => {
     const channel = new MessageChannel();
-    channel.port1.onmessage = () => { d.frame = performance.now(); };
+    channel.port1.onmessage = () => { d.frame = performance.now(); textFrameDone(); };
     channel.port2.postMessage(0);
   };
   const frameDone = () => (inFrame ? afterTask() : nativeRaf(afterTask));
@@ -80,8 +80,11 @@ DETECTOR = """
   d.present = (m) => [...document.querySelectorAll("flt-semantics")].some(
     (n) => (n.getAttribute("aria-label") || "").includes(m) || n.textContent.includes(m));
   // skwasm's messages with its worker (keys as the pinned Flutter build minifies them: `l` the
-  // message's name, `h` its callback id): the text's frame is the last render posted before it.
-  let lastRender = null, textRender = null, rendered = null;
+  // message's name, `h` its callback id). The text's frame is the last render posted by the
+  // end of that frame (it may be posted after the semantics change, from a microtask); its
+  // bitmaps reach the canvas in the first transfer after its onRenderComplete.
+  let lastRender = null, textRender = null, completed = null;
+  const shown = new Map();  // render id → when its bitmaps reached the canvas
   const nativePost = Worker.prototype.postMessage;
   Worker.prototype.postMessage = function (message, ...rest) {
     if (message && message.l === "renderPictures") lastRender = message.h;
@@ -93,8 +96,7 @@ DETECTOR = """
       super(...args);
       this.addEventListener("message", (event) => {
         const message = event.data;
-        if (message && message.l === "onRenderComplete" && textRender !== null
-            && message.h === textRender && d.canvas === null) rendered = performance.now();
+        if (message && message.l === "onRenderComplete") completed = message.h;
       });
     }
   };
@@ -103,12 +105,21 @@ DETECTOR = """
     const nativeTransfer = proto.transferFromImageBitmap;
     proto.transferFromImageBitmap = function (bitmap) {
       const result = nativeTransfer.call(this, bitmap);
-      if (rendered !== null && d.canvas === null) d.canvas = performance.now();
+      if (completed !== null) {
+        shown.set(completed, performance.now());
+        if (shown.size > 64) shown.delete(shown.keys().next().value);
+        if (completed === textRender && d.canvas === null) d.canvas = shown.get(completed);
+        completed = null;
+      }
       return result;
     };
   }
-  d.arm = () => { lastRender = textRender = rendered = null; };
-  d.found = () => { d.text = performance.now(); textRender = lastRender; frameDone(); };
+  const textFrameDone = () => {
+    textRender = lastRender;
+    if (shown.has(textRender)) d.canvas = shown.get(textRender);
+  };
+  d.arm = () => { textRender = null; };
+  d.found = () => { d.text = performance.now(); frameDone(); };
   const look = (node) => {
     if (node.nodeType === 1) {
       return has(node.getAttribute("aria-label")) || has(node.textContent);
