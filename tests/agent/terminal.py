@@ -5,6 +5,7 @@ tmux server of its own (`-L`), so tests never share one."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -45,6 +46,17 @@ class Terminal:
         for key in keys:
             self._tmux("send-keys", "-t", "agent", key)
 
+    def press_until(self, key: str, condition: Callable[[str], object], tries: int = 5) -> str:
+        """A key whose escape sequence a loaded machine may split (Shift+Tab is ESC [ Z: the
+        program reads a lone Esc and drops the rest), pressed again until `condition` holds."""
+        for _ in range(tries):
+            self.keys(key)
+            try:
+                return str(wait_until(lambda: condition(s := self.screen()) and s, 3, 0.1))
+            except AssertionError:
+                continue
+        return self.wait_for(condition, 1)
+
     def type(self, text: str) -> None:
         self._tmux("send-keys", "-t", "agent", "-l", text)
 
@@ -57,16 +69,21 @@ class Terminal:
             raise AssertionError(f"the screen never showed it; it shows:\n{shown}") from None
 
     def choose(self, wanted: str, timeout: float = 60) -> None:
-        """In a menu on screen (the line with `❯`, or Codex's `›`, is chosen), move to the
-        line holding `wanted` and press Enter."""
+        """In a menu on screen (the line with `❯`, or Codex's `›`, is chosen), choose the line
+        holding `wanted`: by its number when it has one (`2. Trust all`), else moving to it;
+        then Enter. A digit, unlike an arrow key, has no escape sequence for a loaded machine
+        to split (a lone ESC reads as Esc, which cancels the menu)."""
         screen = self.wait_for(lambda s: wanted in s, timeout)
         for _ in range(10):  # a menu drawn before it takes keys drops them: look, try again
             lines = [line for line in screen.splitlines() if line.strip()]
             to = next(i for i, line in enumerate(lines) if wanted in line)
             chosen = [i for i, line in enumerate(lines) if line.lstrip(" │")[:1] in MARKERS]
             at = min(chosen, key=lambda i: abs(i - to))  # the menu's, not a past request's
+            number = re.match(r"\s*(?:[❯›]\s*)?(\d)\.\s", lines[to].lstrip(" │"))
             if at == to:
                 self.keys("Enter")
+            elif number:
+                self.type(number.group(1))
             else:
                 self.keys(*(["Down"] * (to - at) if to > at else ["Up"] * (at - to)))
             try:

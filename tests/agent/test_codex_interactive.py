@@ -150,8 +150,7 @@ def test_codex_tui_plan_mode_question_is_answered_on_the_phone(
     models = ScriptedModels(call=("request_user_input", asked))
     try:
         terminal = _codex_tui(tmp_path, gateway, models, project, terminals)
-        terminal.keys("BTab")  # Shift+Tab: Plan mode, where Codex may ask
-        terminal.wait_for(lambda s: "Plan mode" in s)
+        terminal.press_until("BTab", lambda s: "Plan mode" in s)  # where Codex may ask
         prompt = _request(terminal, gateway, "Plan the release")
         assert prompt["kind"] == "question"
         assert prompt["sessionKey"] == f"codex:{project}"

@@ -43,24 +43,43 @@ def _claude_tui(
     terminals: list[Terminal],
     *args: str,
 ) -> Terminal:
-    """Claude Code's TUI, past its first-run questions (trust the folder, use the API key) as
-    a person answers them."""
+    """Claude Code's TUI past its first-run questions: onboarding done, the folder trusted
+    and the API key approved in its own state, as a person's earlier answers leave them (its
+    trust menu moves by arrow keys, and a loaded machine can split one's escape sequence into
+    an Esc that cancels it). Any question still asked is answered as a person would."""
     env = _home(tmp_path, gateway, "claude-code")
-    state = Path(env["HOME"]) / ".claude.json"  # Claude Code's own state: onboarding done
-    state.write_text(json.dumps({**json.loads(state.read_text()), "hasCompletedOnboarding": True}))
+    key = "sk-ant-scripted"
+    state = Path(env["HOME"]) / ".claude.json"  # Claude Code's own state
+    state.write_text(
+        json.dumps(
+            {
+                **json.loads(state.read_text()),
+                "hasCompletedOnboarding": True,
+                "projects": {str(project): {"hasTrustDialogAccepted": True}},
+                "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+            }
+        )
+    )
     env.update(
         ANTHROPIC_BASE_URL=models.url,
-        ANTHROPIC_API_KEY="sk-ant-scripted",
+        ANTHROPIC_API_KEY=key,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
         DISABLE_AUTOUPDATER="1",
         TERM="xterm-256color",
     )
     terminal = Terminal([str(claude()), *args], env, project)
     terminals.append(terminal)
-    terminal.choose("Yes, I trust this folder")
-    terminal.wait_for(lambda s: "use this API key" in s)
-    terminal.choose("Yes")
-    terminal.wait_for(lambda s: "shift+tab" in s or "for shortcuts" in s)  # ready for input
+    for _ in range(3):
+        screen = terminal.wait_for(
+            lambda s: "shift+tab" in s or "for shortcuts" in s or "trust this folder" in s
+            or "use this API key" in s
+        )  # fmt: skip
+        if "trust this folder" in screen:
+            terminal.choose("Yes, I trust this folder")
+        elif "use this API key" in screen:
+            terminal.choose("Yes")
+        else:
+            return terminal  # ready for input
     return terminal
 
 
