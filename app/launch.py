@@ -111,16 +111,9 @@ def uses_embedded_gateway(
 
 def _local_gateway_url(environment: DeviceEnvironment) -> str | None:
     """Where the gateway of this machine's data folder last said it listens."""
-    import json
+    from app.protocol.local_gateway import gateway_data_dir, read_local_gateway
 
-    from app.protocol.local_gateway import LOCAL_INFO_FILE, gateway_data_dir
-
-    folder = gateway_data_dir(environment.gateway_data)
-    try:
-        url = json.loads((folder / LOCAL_INFO_FILE).read_text()).get("localUrl")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return url if isinstance(url, str) else None
+    return read_local_gateway(gateway_data_dir(environment.gateway_data)).local_url
 
 
 def start_embedded_gateway(
@@ -220,12 +213,10 @@ def _accepted(url: str, device_token: str) -> bool:
 
 def _running_gateway(data_dir: Path, device_token: str) -> str | None:
     """The address of the gateway serving `data_dir`, when it answers this device's token."""
-    from app.gateway.config import read_local_info
+    from app.protocol.local_gateway import read_local_gateway
 
-    url = read_local_info(data_dir).get("localUrl")
-    if not isinstance(url, str):
-        return None
-    return url if _accepted(url, device_token) else None
+    url = read_local_gateway(data_dir).local_url
+    return url if url is not None and _accepted(url, device_token) else None
 
 
 def run_demo(args: argparse.Namespace) -> int:

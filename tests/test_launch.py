@@ -199,8 +199,8 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
 
     import httpx
 
-    from app.gateway.config import read_local_info
     from app.gateway.store.sqlite import PromptStore
+    from app.protocol.local_gateway import read_local_gateway
     from tests.support import GatewayProcess, free_port, wait_until
 
     gateway_dir = tmp_path / "gateway"
@@ -230,7 +230,7 @@ def test_the_app_uses_the_gateway_already_running_on_its_data_and_never_starts_a
         assert f"(process {gateway.process.pid}): this app uses it, at {gateway.url}" in said
         assert "Embedded gateway" not in said
         assert port_free("127.0.0.1", gateway_port)  # no second gateway
-        assert read_local_info(gateway_dir)["localUrl"] == gateway.url  # `pair` still finds it
+        assert read_local_gateway(gateway_dir).local_url == gateway.url  # `pair` still finds it
     finally:
         _stop(app)
         gateway.terminate()

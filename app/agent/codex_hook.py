@@ -13,8 +13,10 @@
   here — no rule to add — so there is no "allow always".
 - `Stop`: the project's late answers (v1.4), as for Claude Code.
 
-Codex shows its own dialog only after its hooks return, so while the card waits its terminal
-says "Running hook": dismissing the card brings Codex's dialog back at once. Codex passes hooks
+Codex shows its own dialog only after its hooks return, so while a card waits its terminal
+shows the hook's status line ("Waiting for your answer on your phone"): dismissing a permission
+card brings Codex's dialog back at once; Esc there ends the hook with SIGKILL, and the guard
+(guard.py) takes the card back. Codex passes hooks
 no settings of ours, so the hook reads the gateway `setup` wrote for Codex's MCP server (its
 `[mcp_servers.ask-user].env`): the hooks and the tool always ask the same gateway.
 """

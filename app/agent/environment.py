@@ -10,8 +10,6 @@ folder) are read here too."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -21,10 +19,9 @@ from app.protocol.local_gateway import (
     AGENT_TOKEN_ENV,
     DATA_DIR_ENV,
     GATEWAY_URL_ENV,
-    LOCAL_INFO_FILE,
     SESSION_KEY_ENV,
-    TOKENS_FILE,
     gateway_data_dir,
+    read_local_gateway,
 )
 
 DEFAULT_GATEWAY_URL = "http://127.0.0.1:8765"
@@ -61,15 +58,12 @@ class AgentEnvironment:
 
     def local_gateway(self) -> dict[str, str]:
         """The address and agent token a gateway on this machine wrote, where it did."""
-        found: dict[str, str] = {}
         data_dir = self.data_dir()
         if data_dir is None:
-            return found
-        with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
-            found["url"] = json.loads((data_dir / LOCAL_INFO_FILE).read_text())["localUrl"]
-        with contextlib.suppress(OSError, ValueError, KeyError, IndexError, TypeError):
-            found["token"] = json.loads((data_dir / TOKENS_FILE).read_text())["agent"][0]
-        return {k: v for k, v in found.items() if isinstance(v, str) and v}
+            return {}
+        local = read_local_gateway(data_dir)
+        found = {"url": local.local_url, "token": local.token("agent")}
+        return {k: v for k, v in found.items() if v}
 
 
 _VARIABLES = {

@@ -23,9 +23,10 @@ from app.protocol.local_gateway import (
     DATA_DIR_ENV,
     GATEWAY_URL_ENV,
     gateway_data_dir,
+    read_local_gateway,
 )
 
-from .config import TOKENS_FILE, read_local_info
+from .config import TOKENS_FILE
 from .settings import DEFAULT_HOST, DEFAULT_PORT
 
 ADMIN_TOKEN_ENV = "ASK_USER_ADMIN_TOKEN"
@@ -91,12 +92,12 @@ def _connect(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> 
     a flag, then the variable, then what the gateway on this machine wrote, then the default."""
     env = os.environ if env is None else env
     data_dir = gateway_data_dir(args.data_dir or env.get(DATA_DIR_ENV)).expanduser()
-    local = read_local_info(data_dir)
+    local = read_local_gateway(data_dir)
     given_url = args.gateway_url or env.get(GATEWAY_URL_ENV)
     # The web app that embeds this machine's gateway, for a browser's pairing link.
-    args.web_app_url = local.get("webAppUrl") if not given_url else None
-    url = given_url or local.get("localUrl") or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
-    token = env.get(ADMIN_TOKEN_ENV) or _local_admin_token(data_dir)
+    args.web_app_url = local.web_app_url if not given_url else None
+    url = given_url or local.local_url or f"http://{DEFAULT_HOST}:{DEFAULT_PORT}"
+    token = env.get(ADMIN_TOKEN_ENV) or local.token("admin")
     if not token:
         raise AdminError(
             f"no admin token: set {ADMIN_TOKEN_ENV}, or run this on the gateway's machine "
@@ -105,14 +106,6 @@ def _connect(args: argparse.Namespace, env: Mapping[str, str] | None = None) -> 
     return httpx.Client(
         base_url=url.rstrip("/"), headers={"Authorization": f"Bearer {token}"}, timeout=15
     )
-
-
-def _local_admin_token(data_dir: Path) -> str | None:
-    try:
-        tokens = json.loads((data_dir / TOKENS_FILE).read_text()).get("admin") or []
-    except (OSError, ValueError, AttributeError):
-        return None
-    return tokens[0] if tokens and isinstance(tokens[0], str) else None
 
 
 def _call(client: httpx.Client, method: str, path: str, **kwargs: Any) -> httpx.Response:

@@ -156,11 +156,3 @@ def write_local_info(data_dir: Path, local_url: str, web_app_url: str | None = N
     if web_app_url:
         info["webAppUrl"] = web_app_url
     _write_private(data_dir / LOCAL_INFO_FILE, info)
-
-
-def read_local_info(data_dir: Path) -> dict[str, Any]:
-    try:
-        data = json.loads((data_dir / LOCAL_INFO_FILE).read_text())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}

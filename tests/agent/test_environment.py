@@ -4,6 +4,8 @@ this machine wrote, then the default address."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from app.agent.client import AgentSettings, AskUserError, settings
@@ -52,3 +54,42 @@ def test_no_token_anywhere_says_where_one_would_come_from(tmp_path):
     assert raised.value.code == "no_token"
     assert "ASK_USER_AGENT_TOKEN" in str(raised.value)
     assert str(tmp_path / "none" / "tokens.json") in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("tokens", "info"),
+    [
+        ('{"agent": "agt_not_a_list"}', '{"localUrl": 8765}'),
+        ("[1, 2]", "[]"),
+        ("not json", "{"),
+        ('{"agent": [null, 3]}', '{"localUrl": ""}'),
+    ],
+)
+def test_a_local_gateways_files_wrongly_shaped_are_not_there(tmp_path, tokens, info):
+    """#55: one reader of a local gateway's files for every process that is not the gateway
+    (the agent tools, the admin commands, the app), one policy: what is unreadable or wrongly
+    shaped is absent. Before, `{"agent": "agt_…"}` gave the agent tools the token "a"."""
+    from app.gateway.admin import AdminError, _connect
+    from app.protocol.local_gateway import read_local_gateway
+
+    (tmp_path / "tokens.json").write_text(tokens)
+    (tmp_path / "gateway.json").write_text(info)
+    local = read_local_gateway(tmp_path)
+    assert (local.local_url, local.token("agent"), local.token("admin")) == (None, None, None)
+    assert AgentEnvironment.read({"ASK_USER_GATEWAY_DATA": str(tmp_path)}).local_gateway() == {}
+    with pytest.raises(AskUserError) as refused:
+        settings(environment=AgentEnvironment.read({"ASK_USER_GATEWAY_DATA": str(tmp_path)}))
+    assert refused.value.code == "no_token"
+    with pytest.raises(AdminError, match="no admin token"):
+        _connect(argparse.Namespace(data_dir=str(tmp_path), gateway_url=None), env={})
+
+
+def test_a_local_gateways_files_give_its_address_and_each_roles_token(tmp_path):
+    from app.protocol.local_gateway import read_local_gateway
+
+    tokens = load_tokens(tmp_path)
+    write_local_info(tmp_path, "http://127.0.0.1:9911", "http://127.0.0.1:8550")
+    local = read_local_gateway(tmp_path)
+    assert local.local_url == "http://127.0.0.1:9911"
+    assert local.web_app_url == "http://127.0.0.1:8550"
+    assert (local.token("agent"), local.token("admin")) == (tokens.agent[0], tokens.admin[0])
