@@ -51,7 +51,7 @@ def test_excludes_name_files_that_exist_and_keep_servers_out():
     excludes = FLET["app"]["exclude"]
     for path in excludes:
         assert (app_path / path).exists(), path
-    assert {"gateway", "agent"} <= set(excludes)
+    assert {"gateway", "agent", "asking"} <= set(excludes)
 
 
 def test_what_stays_in_the_phone_build_imports_no_server_code():
@@ -62,7 +62,7 @@ def test_what_stays_in_the_phone_build_imports_no_server_code():
     ]
     for path in kept:
         text = path.read_text()
-        for banned in ("app.gateway", "app.agent", "fastapi", "uvicorn", "mcp"):
+        for banned in ("app.gateway", "app.agent", "app.asking", "fastapi", "uvicorn", "mcp"):
             assert not re.search(rf"^\s*(from|import) {re.escape(banned)}\b", text, re.M), (
                 f"{path} imports {banned}"
             )
