@@ -41,16 +41,20 @@ ANSWERED = "The user answered on their phone (Ask User)."
 PREVIEW_CUT = "\n… (cut: the whole preview is in the terminal)"
 
 
-def prompt_questions(tool_input: Any) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Our questions for Claude's, with ids made from their order (q1, q2, ...), and each id's
-    question text (Claude keys its answers by the text)."""
+def prompt_questions(
+    tool_input: Any, keep_ids: bool = False
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Our questions for a program's own (Claude's AskUserQuestion, Codex's
+    request_user_input), and each id's question text (Claude keys its answers by the text).
+    The ids are made from their order (q1, q2, ...), or with `keep_ids` the program's own
+    (Codex keys its answers by them)."""
     if not isinstance(tool_input, dict) or not isinstance(tool_input.get("questions"), list):
         raise CannotCarry("tool_input has no questions list")
     questions, texts = [], {}
     for number, asked in enumerate(tool_input["questions"], start=1):
         if not isinstance(asked, dict) or not isinstance(asked.get("question"), str):
             raise CannotCarry(f"question {number} has no text")
-        question_id = f"q{number}"
+        question_id = str(asked.get("id") or f"q{number}") if keep_ids else f"q{number}"
         options = []
         for option in asked.get("options") or []:
             if not isinstance(option, dict):

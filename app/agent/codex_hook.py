@@ -31,8 +31,9 @@ from typing import Any
 
 from app.asking.tool import SERVER_NAME
 
+from .claude_hook import prompt_questions
 from .environment import AgentEnvironment
-from .hook_flow import CannotCarry, Card, HookProgram, run_hook
+from .hook_flow import Card, HookProgram, run_hook
 from .permission_hook import EVENT as PERMISSION_EVENT
 from .permission_hook import permission_decision, permission_prompt
 
@@ -43,33 +44,6 @@ DECLINED = (
     "The user dismissed these questions on their phone without answering. Do not ask them "
     "again; continue with your best judgment and say which choices you made."
 )
-
-
-def prompt_questions(tool_input: Any) -> list[dict[str, Any]]:
-    """Our questions for Codex's, its ids kept (its answer is keyed by them)."""
-    if not isinstance(tool_input, dict) or not isinstance(tool_input.get("questions"), list):
-        raise CannotCarry("tool_input has no questions list")
-    questions = []
-    for number, asked in enumerate(tool_input["questions"], start=1):
-        if not isinstance(asked, dict) or not isinstance(asked.get("question"), str):
-            raise CannotCarry(f"question {number} has no text")
-        options = []
-        for option in asked.get("options") or []:
-            if not isinstance(option, dict):
-                raise CannotCarry(f"question {number} has an option that is not an object")
-            carried = {"label": option.get("label")}
-            if option.get("description"):
-                carried["description"] = option["description"]
-            options.append(carried)
-        questions.append(
-            {
-                "id": str(asked.get("id") or f"q{number}"),
-                "header": asked.get("header") or f"Question {number}",
-                "question": asked["question"],
-                "options": options,
-            }
-        )
-    return questions
 
 
 def decision(result: dict[str, Any]) -> dict[str, Any] | None:
@@ -100,7 +74,8 @@ def card(hook: dict[str, Any]) -> Card | None:
             [question], lambda result: permission_decision(result, hook), kind=kind, stop=stop
         )
     if hook.get("hook_event_name") == EVENT and hook.get("tool_name") == QUESTION_TOOL:
-        return Card(prompt_questions(hook.get("tool_input")), decision)
+        questions, _ = prompt_questions(hook.get("tool_input"), keep_ids=True)
+        return Card(questions, decision)
     return None
 
 

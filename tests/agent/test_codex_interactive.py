@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.agent.scripted_models import ScriptedModels
 from tests.agent.terminal import Terminal
+from tests.agent.test_codex_hook import ROLLOUT
 from tests.agent.test_real_agents import _home, _prompts, codex
 from tests.support import device_post, wait_until
 
@@ -33,14 +33,6 @@ def project(tmp_path) -> Path:
     folder.mkdir()
     subprocess.run(["git", "init", "-q", str(folder)], check=True)
     return folder
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    started: list[Terminal] = []
-    yield started
-    for terminal in started:
-        terminal.close()
 
 
 def _codex_tui(
@@ -65,6 +57,15 @@ def _codex_tui(
     terminal.choose("Trust all and continue")  # the hooks `setup codex` wrote, once
     terminal.wait_for(lambda s: READY in s)
     return terminal
+
+
+def _escalated(target: Path) -> dict:
+    """A command Codex's sandbox asks about first: it writes outside the project."""
+    return {
+        "cmd": f"echo shipped > {target}",
+        "sandbox_permissions": "require_escalated",
+        "justification": "Write the release notes next to the project",
+    }
 
 
 def _request(terminal: Terminal, gateway, text: str) -> dict:
@@ -93,11 +94,7 @@ def test_codex_tui_approval_is_answered_on_the_phone_and_esc_takes_the_card_back
     reason; Allow once runs it. Asked again, Esc at the terminal ends the hook with SIGKILL,
     and the card leaves the phone anyway."""
     target = tmp_path / OUTSIDE  # outside the project: Codex's sandbox asks first
-    command = {
-        "cmd": f"echo shipped > {target}",
-        "sandbox_permissions": "require_escalated",
-        "justification": "Write the release notes next to the project",
-    }
+    command = _escalated(target)
     models = ScriptedModels(call=("exec_command", command))
     try:
         terminal = _codex_tui(tmp_path, gateway, models, project, terminals)
@@ -134,19 +131,7 @@ def test_codex_tui_plan_mode_question_is_answered_on_the_phone(
 ):
     """In Plan mode Codex asks with request_user_input: the card carries its questions (its
     ids kept), and the person's answer reaches the model in Codex's own answer shape."""
-    asked = {
-        "questions": [
-            {
-                "id": "rollout",
-                "header": "Rollout",
-                "question": "How should the release roll out?",
-                "options": [
-                    {"label": "Canary (Recommended)", "description": "5% first, then all"},
-                    {"label": "All at once", "description": "Everyone in one step"},
-                ],
-            }
-        ]
-    }
+    asked = {"questions": [ROLLOUT]}
     models = ScriptedModels(call=("request_user_input", asked))
     try:
         terminal = _codex_tui(tmp_path, gateway, models, project, terminals)
@@ -172,11 +157,7 @@ def test_codex_killed_while_its_approval_waits_takes_the_card_off_the_phone(
 ):
     """`kill -9` of Codex itself, its hook waiting on the phone: no signal reaches the hook,
     yet the card leaves the phone (the hook's output has no reader any more)."""
-    command = {
-        "cmd": f"echo shipped > {tmp_path / OUTSIDE}",
-        "sandbox_permissions": "require_escalated",
-        "justification": "Write the release notes next to the project",
-    }
+    command = _escalated(tmp_path / OUTSIDE)
     models = ScriptedModels(call=("exec_command", command))
     try:
         terminal = _codex_tui(tmp_path, gateway, models, project, terminals)

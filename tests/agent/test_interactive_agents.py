@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,14 +24,6 @@ def project(tmp_path) -> Path:
     folder = tmp_path / "shop-api"
     folder.mkdir()
     return folder
-
-
-@pytest.fixture
-def terminals() -> Iterator[list[Terminal]]:
-    started: list[Terminal] = []
-    yield started
-    for terminal in started:
-        terminal.close()
 
 
 def _claude_tui(
