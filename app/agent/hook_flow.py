@@ -163,7 +163,8 @@ def run_hook(
         except AskUserError as exc:
             note(f"{exc}; {asks_itself}")
             return 0
-        guard = Guard(config.gateway_url, config.token, str(session) if session else None)
+        gateway_url, token = config.gateway_url, config.token  # read once, for both
+        guard = Guard(gateway_url, token, str(session) if session else None)
         guard.start()  # before asking: killed while the create is on its way, it still acts
     try:
         result = ask_user(
